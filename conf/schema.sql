@@ -1,0 +1,60 @@
+-- postern state, schema version 1 (PRAGMA user_version).
+-- Created by the programs on first run; shipped for reference and for
+-- operators who create the database by hand. Nothing here holds a password
+-- or a cookie in clear: see docs/SECURITY.md.
+
+-- One row per signed-in browser. id is the public half of the cookie;
+-- verifier is SHA-256 of the secret half. sealed holds the upstream
+-- credentials and doc the session document, both AES-256-GCM under a key
+-- that needs the cookie's secret, the server secret and salt together.
+-- account is an HMAC of the login under the server secret: it groups a
+-- person's devices without naming them.
+CREATE TABLE sessions (
+  id        TEXT PRIMARY KEY,
+  verifier  BLOB NOT NULL,
+  salt      BLOB NOT NULL,
+  sealed    BLOB NOT NULL,
+  doc       BLOB NOT NULL,
+  account   TEXT NOT NULL,
+  remember  INTEGER NOT NULL,
+  created   INTEGER NOT NULL,
+  seen      INTEGER NOT NULL,
+  expires   INTEGER NOT NULL,
+  api_url   TEXT NOT NULL,
+  download_url TEXT NOT NULL,
+  upload_url   TEXT NOT NULL,
+  event_url    TEXT NOT NULL,
+  agent     TEXT NOT NULL DEFAULT '',
+  ip        TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE INDEX sessions_account ON sessions(account);
+CREATE INDEX sessions_expires ON sessions(expires);
+
+-- Fixed-window counters shared by every process: sign-in limits and the
+-- per-session API budget. key is an HMAC of what is counted.
+CREATE TABLE rate (
+  key     TEXT NOT NULL,
+  win     INTEGER NOT NULL,
+  n       INTEGER NOT NULL,
+  until   INTEGER NOT NULL,
+  PRIMARY KEY (key, win)
+) WITHOUT ROWID;
+CREATE INDEX rate_until ON rate(until);
+
+-- The app's preferences, per account.
+CREATE TABLE settings (
+  account TEXT PRIMARY KEY,
+  json    TEXT NOT NULL,
+  updated INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- pushd's upstream channel per account (filled in by pushd).
+CREATE TABLE push_accounts (
+  account   TEXT PRIMARY KEY,
+  mode      TEXT NOT NULL,
+  sub_id    TEXT,
+  token     TEXT,
+  state     TEXT,
+  expires   INTEGER,
+  updated   INTEGER NOT NULL
+) WITHOUT ROWID;

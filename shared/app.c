@@ -1,0 +1,150 @@
+#include "app.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "log.h"
+#include "seal.h"
+#include "upstream.h"
+
+const char *app_conf_path(void)
+{
+	const char *p = getenv("POSTERN_CONF");
+
+	return p && *p ? p : SYSCONFDIR "/postern/postern.conf";
+}
+
+static int parse_secret(const char *text, size_t n, unsigned char *out)
+{
+	size_t i;
+	unsigned int v;
+
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		n--;
+	if (n != 2 * APP_SECRET_LEN)
+		return -1;
+	for (i = 0; i < APP_SECRET_LEN; i++) {
+		if (sscanf(text + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+static int read_secret(const char *path, unsigned char *out)
+{
+	char text[2 * APP_SECRET_LEN + 8];
+	ssize_t n;
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	rc = parse_secret(text, (size_t)n, out);
+	seal_wipe(text, sizeof(text));
+	if (rc == -1)
+		errno = EINVAL;
+	return rc;
+}
+
+/* Writes a new secret with O_EXCL so that two processes starting together
+ * cannot both win; the loser reads the winner's. */
+static int create_secret(const char *path, unsigned char *out)
+{
+	char hex[2 * APP_SECRET_LEN + 2];
+	int fd;
+	ssize_t n;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return errno == EEXIST ? read_secret(path, out) : -1;
+	if (seal_random(out, APP_SECRET_LEN) == -1) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	seal_hex(out, APP_SECRET_LEN, hex);
+	strcat(hex, "\n");
+	n = write(fd, hex, strlen(hex));
+	seal_wipe(hex, sizeof(hex));
+	if (n != 2 * APP_SECRET_LEN + 1 || fsync(fd) == -1) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	return close(fd);
+}
+
+static int load_secret(struct app *a, char *err, size_t errlen)
+{
+	const char *path = a->cfg.secret_file;
+
+	if (read_secret(path, a->secret) == 0)
+		return 0;
+	if (errno == ENOENT && create_secret(path, a->secret) == 0) {
+		log_info("created a new server secret in %s", path);
+		return 0;
+	}
+	snprintf(err, errlen, "secret_file %s: %s", path,
+	    errno == EINVAL ? "not 64 hex digits" : strerror(errno));
+	return -1;
+}
+
+int app_open_cfg(struct app *a, char *err, size_t errlen)
+{
+	a->up = NULL;
+	if (load_secret(a, err, errlen) == -1)
+		return -1;
+	if (db_open(&a->db, a->cfg.state_db, err, errlen) == -1)
+		return -1;
+	if ((a->up = upstream_new(&a->cfg)) == NULL) {
+		snprintf(err, errlen, "cannot set up the upstream client");
+		db_close(&a->db);
+		return -1;
+	}
+	return 0;
+}
+
+int app_open(struct app *a, const char *path, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof(*a));
+	cfg_defaults(&a->cfg);
+	if (cfg_load(&a->cfg, path ? path : app_conf_path(), err, errlen) == -1 ||
+	    app_open_cfg(a, err, errlen) == -1) {
+		cfg_free(&a->cfg);
+		return -1;
+	}
+	return 0;
+}
+
+void app_close(struct app *a)
+{
+	upstream_free(a->up);
+	a->up = NULL;
+	db_close(&a->db);
+	cfg_free(&a->cfg);
+	seal_wipe(a->secret, sizeof(a->secret));
+}
+
+void app_key(const struct app *a, const char *purpose, const char *s,
+    char out[APP_KEY_HEX + 1])
+{
+	unsigned char mac[SEAL_HASH_LEN];
+	struct buf b;
+
+	buf_init(&b, 1 << 16);
+	if (buf_printf(&b, "%s\n%s", purpose, s) == -1 ||
+	    seal_hmac(a->secret, APP_SECRET_LEN, b.data, b.len, mac) == -1)
+		memset(mac, 0, sizeof(mac));
+	buf_wipe_free(&b);
+	seal_hex(mac, APP_KEY_HEX / 2, out);
+}

@@ -1,0 +1,38 @@
+/* app: what a process opens once at start-up and every request uses: the
+ * configuration, the state database, the server secret and the upstream
+ * client. Nothing in it changes from one user's request to the next. */
+#ifndef POSTERN_APP_H
+#define POSTERN_APP_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+#include "db.h"
+
+#define APP_SECRET_LEN 32
+#define APP_KEY_HEX 32
+
+struct upstream;
+
+struct app {
+	struct cfg cfg;
+	struct db db;
+	unsigned char secret[APP_SECRET_LEN];
+	struct upstream *up;
+};
+
+/* Reads the configuration at path (or POSTERN_CONF, or the installed
+ * default when path is NULL), opens the database, reads or creates the
+ * secret. 0, or -1 with the reason in err. */
+int app_open(struct app *a, const char *path, char *err, size_t errlen);
+/* Same over a configuration already filled in (the tests). */
+int app_open_cfg(struct app *a, char *err, size_t errlen);
+void app_close(struct app *a);
+/* A stable opaque name for s under the server secret (32 hex digits),
+ * purpose keeping the name spaces apart. */
+void app_key(const struct app *a, const char *purpose, const char *s,
+    char out[APP_KEY_HEX + 1]);
+/* The configuration file to read when none is given. */
+const char *app_conf_path(void);
+
+#endif

@@ -1,0 +1,130 @@
+#include "auth.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "login.h"
+#include "sess.h"
+
+static void logout(struct req *r)
+{
+	char cookie[SESS_COOKIE_LEN + 2];
+	struct sess *s = NULL;
+	json_object *o;
+
+	/* Signing out always clears the cookie, even of a dead session. */
+	if (req_cookie(r, SESS_COOKIE, cookie, sizeof(cookie)) == 0 &&
+	    sess_lookup(r->app, cookie, r->now, &s) == 0) {
+		sess_destroy(r->app, s->id);
+		sess_free(s);
+	}
+	serve_clear_cookie(r);
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+static void session(struct req *r)
+{
+	struct buf doc;
+
+	buf_init(&doc, 1 << 24);
+	if (sess_doc(r->app, r->sess, &doc) == -1) {
+		req_error(r, 500, "internal_error", "The session could not be read.");
+	} else {
+		req_header(r, "Content-Type", "application/json; charset=utf-8");
+		req_write(r, doc.data, doc.len);
+		req_end(r);
+	}
+	buf_free(&doc);
+}
+
+static void sessions(struct req *r)
+{
+	json_object *list = sess_list(r->app, r->sess), *o;
+
+	if (list == NULL) {
+		req_error(r, 500, "internal_error", "The sessions could not be read.");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "sessions", list);
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+static void revoke_others(struct req *r)
+{
+	int n = sess_revoke_others(r->app, r->sess);
+	json_object *o;
+
+	if (n < 0) {
+		req_error(r, 500, "internal_error", "The sessions could not be ended.");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "revoked", json_object_new_int(n));
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+static void config(struct req *r)
+{
+	const struct cfg *c = &r->app->cfg;
+	json_object *o = json_object_new_object(), *f = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(c->name));
+	json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(o, "uploadMax", json_object_new_int64(c->upload_max));
+	json_object_object_add(o, "maxRequest", json_object_new_int64(c->max_request));
+	json_object_object_add(f, "imageProxy", json_object_new_boolean(c->image_proxy));
+	json_object_object_add(f, "push",
+	    json_object_new_boolean(strcmp(c->push_mode, "off") != 0));
+	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
+	json_object_object_add(o, "features", f);
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+/* Accounts by push mode, as pushd records them. */
+static json_object *push_split(struct app *a)
+{
+	static const char sql[] =
+	    "SELECT mode, count(*) FROM push_accounts GROUP BY mode";
+	json_object *o = json_object_new_object();
+	sqlite3_stmt *st = db_stmt(&a->db, sql);
+
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		json_object_object_add(o, (const char *)sqlite3_column_text(st, 0),
+		    json_object_new_int(sqlite3_column_int(st, 1)));
+	if (st)
+		sqlite3_reset(st);
+	return o;
+}
+
+static void health(struct req *r)
+{
+	int ok = db_ping(&r->app->db) == 0;
+	json_object *o = json_object_new_object(), *p;
+
+	json_object_object_add(o, "status", json_object_new_string(ok ? "ok" : "degraded"));
+	json_object_object_add(o, "database", json_object_new_string(ok ? "ok" : "error"));
+	p = json_object_new_object();
+	json_object_object_add(p, "accounts", ok ? push_split(r->app) :
+	    json_object_new_object());
+	json_object_object_add(o, "push", p);
+	req_json(r, ok ? 200 : 503, o);
+	json_object_put(o);
+}
+
+const struct route auth_routes[] = {
+	{ "POST", "/api/auth/login", 0, login_handle },
+	{ "POST", "/api/auth/logout", 0, logout },
+	{ "GET", "/api/auth/session", ROUTE_SESSION, session },
+	{ "GET", "/api/auth/sessions", ROUTE_SESSION, sessions },
+	{ "POST", "/api/auth/sessions/revoke-others", ROUTE_SESSION, revoke_others },
+	{ "GET", "/api/config", 0, config },
+	{ "GET", "/api/health", 0, health },
+	{ NULL, NULL, 0, NULL }
+};

@@ -1,0 +1,354 @@
+#include "cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+enum cfg_type { T_STR, T_URL, T_BOOL, T_INT, T_DURATION, T_SIZE, T_ENUM, T_LIST };
+
+struct cfg_key {
+	const char *name;
+	enum cfg_type type;
+	size_t off;
+	long long min, max;          /* for numbers */
+	const char *const *choices;  /* for enums; index is the value */
+};
+
+static const char *const secure_choices[] = { "auto", "yes", "no", NULL };
+static const char *const level_choices[] = { "error", "warning", "info", "debug", NULL };
+static const char *const push_choices[] = { "auto", "subscription", "relay", "poll", "off", NULL };
+
+#define O(f) offsetof(struct cfg, f)
+#define DAY (86400LL)
+static const struct cfg_key cfg_keys[] = {
+	{ "name", T_STR, O(name), 0, 0, NULL },
+	{ "upstream", T_URL, O(upstream), 0, 0, NULL },
+	{ "upstream_session_path", T_STR, O(upstream_session_path), 0, 0, NULL },
+	{ "upstream_follow_advertised", T_BOOL, O(upstream_follow_advertised), 0, 0, NULL },
+	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL },
+	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL },
+	{ "upstream_timeout", T_DURATION, O(upstream_timeout), 1, 3600, NULL },
+	{ "state_db", T_STR, O(state_db), 0, 0, NULL },
+	{ "secret_file", T_STR, O(secret_file), 0, 0, NULL },
+	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL },
+	{ "session_remember_idle", T_DURATION, O(session_remember_idle), 60, 365 * DAY, NULL },
+	{ "session_lifetime", T_DURATION, O(session_lifetime), 60, 3650 * DAY, NULL },
+	{ "cookie_secure", T_ENUM, O(cookie_secure), 0, 0, secure_choices },
+	{ "login_limit_user", T_INT, O(login_limit_user), 1, 1000000, NULL },
+	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL },
+	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL },
+	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL },
+	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL },
+	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL },
+	{ "upload_max", T_SIZE, O(upload_max), 1024, 1LL << 40, NULL },
+	{ "compress", T_BOOL, O(compress), 0, 0, NULL },
+	{ "image_proxy", T_BOOL, O(image_proxy), 0, 0, NULL },
+	{ "trusted_proxies", T_LIST, O(trusted_proxies), 0, 0, NULL },
+	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices },
+	{ "push_mode", T_STR, O(push_mode), 0, 0, push_choices },
+	{ "push_poll_interval", T_DURATION, O(push_poll_interval), 1, DAY, NULL },
+	{ "push_public_url", T_URL, O(push_public_url), 0, 0, NULL },
+	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL },
+};
+#undef O
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL) {
+		fputs("postern: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void cfg_defaults(struct cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = xstrdup("postern");
+	c->upstream_session_path = xstrdup("/.well-known/jmap");
+	c->upstream_connect_timeout = 5;
+	c->upstream_timeout = 60;
+	c->state_db = xstrdup(LOCALSTATEDIR "/lib/postern/state.db");
+	c->secret_file = xstrdup(LOCALSTATEDIR "/lib/postern/secret");
+	c->session_idle = 12 * 3600;
+	c->session_remember_idle = 30 * DAY;
+	c->session_lifetime = 90 * DAY;
+	c->cookie_secure = CFG_SECURE_AUTO;
+	c->login_limit_user = 10;
+	c->login_limit_ip = 50;
+	c->login_limit_all = 1000;
+	c->login_window = 15 * 60;
+	c->api_budget = 1200;
+	c->max_request = 10LL << 20;
+	c->upload_max = 50LL << 20;
+	c->compress = 1;
+	c->image_proxy = 1;
+	c->log_level = LOG_INFO;
+	c->push_mode = xstrdup("auto");
+	c->push_poll_interval = 30;
+	c->pushd_socket = xstrdup(LOCALSTATEDIR "/run/postern/pushd.sock");
+}
+
+/* A whole number with an optional unit, every byte checked. */
+static int parse_scaled(const char *s, long long *out, const char *units,
+    const long long *scale)
+{
+	char *end;
+	long long v;
+	const char *u;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || v < 0)
+		return -1;
+	if (*end != '\0') {
+		if (end[1] != '\0' || (u = strchr(units, *end)) == NULL)
+			return -1;
+		if (v > LLONG_MAX / scale[u - units])
+			return -1;
+		v *= scale[u - units];
+	}
+	*out = v;
+	return 0;
+}
+
+int cfg_parse_duration(const char *s, long *out)
+{
+	static const long long scale[] = { 1, 60, 3600, 86400 };
+	long long v;
+
+	if (parse_scaled(s, &v, "smhd", scale) == -1 || v > LONG_MAX)
+		return -1;
+	*out = (long)v;
+	return 0;
+}
+
+int cfg_parse_size(const char *s, long long *out)
+{
+	static const long long scale[] = { 1LL << 10, 1LL << 20, 1LL << 30 };
+
+	return parse_scaled(s, out, "KMG", scale);
+}
+
+int cfg_parse_bool(const char *s, int *out)
+{
+	if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "on"))
+		*out = 1;
+	else if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "off"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_enum(const char *s, const char *const *choices, int *out)
+{
+	int i;
+
+	for (i = 0; choices[i]; i++)
+		if (!strcmp(s, choices[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* http(s)://host[:port][/path], no credentials, no fragment, no spaces. */
+static int check_url(const char *s)
+{
+	const char *p;
+
+	if (!strncmp(s, "http://", 7))
+		p = s + 7;
+	else if (!strncmp(s, "https://", 8))
+		p = s + 8;
+	else
+		return -1;
+	if (*p == '\0' || *p == '/' || strpbrk(s, "@# \t\"<>\\") != NULL)
+		return -1;
+	return 0;
+}
+
+static int set_list(struct cfg *c, const char *value)
+{
+	char *copy = xstrdup(value), *save = NULL, *tok;
+	int rc = 0;
+
+	while (c->n_trusted_proxies > 0)
+		free(c->trusted_proxies[--c->n_trusted_proxies]);
+	for (tok = strtok_r(copy, " ,\t", &save); tok;
+	    tok = strtok_r(NULL, " ,\t", &save)) {
+		if (c->n_trusted_proxies == CFG_MAX_PROXIES) {
+			rc = -1;
+			break;
+		}
+		c->trusted_proxies[c->n_trusted_proxies++] = xstrdup(tok);
+	}
+	free(copy);
+	return rc;
+}
+
+static int set_number(const struct cfg_key *k, char *field, const char *value)
+{
+	long long v;
+	long lv;
+	char *end;
+
+	if (k->type == T_SIZE) {
+		if (cfg_parse_size(value, &v) == -1)
+			return -1;
+	} else if (k->type == T_DURATION) {
+		if (cfg_parse_duration(value, &lv) == -1)
+			return -1;
+		v = lv;
+	} else {
+		errno = 0;
+		v = strtoll(value, &end, 10);
+		if (errno || end == value || *end != '\0')
+			return -1;
+	}
+	if (v < k->min || v > k->max)
+		return -1;
+	if (k->type == T_SIZE)
+		*(long long *)(void *)field = v;
+	else
+		*(long *)(void *)field = (long)v;
+	return 0;
+}
+
+static int set_value(struct cfg *c, const struct cfg_key *k, const char *value)
+{
+	char *field = (char *)c + k->off;
+	char **str = (char **)(void *)field;
+	int iv;
+
+	switch (k->type) {
+	case T_URL:
+		if (check_url(value) == -1)
+			return -1;
+		/* FALLTHROUGH */
+	case T_STR:
+		if (k->choices && parse_enum(value, k->choices, &iv) == -1)
+			return -1;
+		free(*str);
+		*str = *value ? xstrdup(value) : NULL;
+		return 0;
+	case T_BOOL:
+		return cfg_parse_bool(value, (int *)(void *)field);
+	case T_ENUM:
+		return parse_enum(value, k->choices, (int *)(void *)field);
+	case T_LIST:
+		return set_list(c, value);
+	default:
+		return set_number(k, field, value);
+	}
+}
+
+int cfg_set(struct cfg *c, const char *key, const char *value,
+    char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cfg_keys) / sizeof(cfg_keys[0]); i++) {
+		if (strcmp(key, cfg_keys[i].name))
+			continue;
+		if (set_value(c, &cfg_keys[i], value) == 0)
+			return 0;
+		snprintf(err, errlen, "bad value for %s", key);
+		return -1;
+	}
+	snprintf(err, errlen, "unknown key %s", key);
+	return -1;
+}
+
+/* Trims white space at both ends in place; returns the new start. */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int load_line(struct cfg *c, char *line, char *err, size_t errlen)
+{
+	char *eq, *key;
+
+	line = trim(line);
+	if (*line == '\0' || *line == '#')
+		return 0;
+	if ((eq = strchr(line, '=')) == NULL) {
+		snprintf(err, errlen, "expected key = value");
+		return -1;
+	}
+	*eq = '\0';
+	key = trim(line);
+	return cfg_set(c, key, trim(eq + 1), err, errlen);
+}
+
+int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+	char line[4096], what[256];
+	FILE *f;
+	int lineno = 0, rc = 0;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(what, sizeof(what), "line too long");
+			rc = -1;
+		} else
+			rc = load_line(c, line, what, sizeof(what));
+	}
+	if (rc == 0 && ferror(f)) {
+		snprintf(what, sizeof(what), "read error");
+		rc = -1;
+	}
+	fclose(f);
+	if (rc == 0)
+		return cfg_check(c, err, errlen);
+	snprintf(err, errlen, "%s:%d: %s", path, lineno, what);
+	return -1;
+}
+
+int cfg_check(const struct cfg *c, char *err, size_t errlen)
+{
+	if (c->upstream == NULL) {
+		snprintf(err, errlen, "upstream is not set");
+		return -1;
+	}
+	if (c->state_db == NULL || c->secret_file == NULL) {
+		snprintf(err, errlen, "state_db and secret_file must be set");
+		return -1;
+	}
+	return 0;
+}
+
+void cfg_free(struct cfg *c)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cfg_keys) / sizeof(cfg_keys[0]); i++)
+		if (cfg_keys[i].type == T_STR || cfg_keys[i].type == T_URL)
+			free(*(char **)(void *)((char *)c + cfg_keys[i].off));
+	while (c->n_trusted_proxies > 0)
+		free(c->trusted_proxies[--c->n_trusted_proxies]);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,63 @@
+/* cfg: postern.conf, read once per process at start-up into a struct of
+ * typed fields. Every key is declared in one table (cfg.c) with its type,
+ * default and bounds; an unknown key or a bad value is an error naming
+ * file:line, and the program stops. */
+#ifndef POSTERN_CFG_H
+#define POSTERN_CFG_H
+
+#include <stddef.h>
+
+#define CFG_MAX_PROXIES 16
+
+enum cfg_secure { CFG_SECURE_AUTO, CFG_SECURE_YES, CFG_SECURE_NO };
+
+struct cfg {
+	char *name;                 /* shown on the sign-in page */
+	char *upstream;             /* JMAP server base URL, http(s)://host[:port] */
+	char *upstream_session_path;
+	int upstream_follow_advertised;
+	char *upstream_ca_file;     /* extra CA bundle for the upstream, or NULL */
+	long upstream_connect_timeout;  /* seconds */
+	long upstream_timeout;          /* seconds */
+	char *state_db;
+	char *secret_file;
+	long session_idle;          /* seconds */
+	long session_remember_idle; /* seconds, "this is my own device" */
+	long session_lifetime;      /* seconds, absolute */
+	int cookie_secure;          /* enum cfg_secure */
+	long login_limit_user;      /* attempts per IP+username per window */
+	long login_limit_ip;        /* attempts per IP per window */
+	long login_limit_all;       /* flood ceiling: attempts per window, all IPs */
+	long login_window;          /* seconds */
+	long api_budget;            /* requests per session per minute, 0 = off */
+	long long max_request;      /* bytes of a JMAP request body */
+	long long upload_max;       /* bytes of an upload */
+	int compress;
+	int image_proxy;
+	char *trusted_proxies[CFG_MAX_PROXIES];
+	int n_trusted_proxies;
+	int log_level;              /* enum log_level */
+	char *push_mode;            /* auto | subscription | relay | poll | off */
+	long push_poll_interval;    /* seconds */
+	char *push_public_url;      /* https origin the JMAP server calls back */
+	char *pushd_socket;
+};
+
+/* Fills c with the defaults. */
+void cfg_defaults(struct cfg *c);
+/* Reads path over the defaults. Returns 0, or -1 with a "file:line: what"
+ * message in err. */
+int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen);
+/* Parses one "key = value" assignment (used by cfg_load and the tests). */
+int cfg_set(struct cfg *c, const char *key, const char *value,
+    char *err, size_t errlen);
+/* Checks what only the whole file can tell (required keys). */
+int cfg_check(const struct cfg *c, char *err, size_t errlen);
+void cfg_free(struct cfg *c);
+
+/* The value parsers, exposed for the tests: 0 or -1. */
+int cfg_parse_duration(const char *s, long *out);
+int cfg_parse_size(const char *s, long long *out);
+int cfg_parse_bool(const char *s, int *out);
+
+#endif

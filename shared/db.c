@@ -1,0 +1,173 @@
+#include "db.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+
+static const char db_schema[] =
+#include "schema.inc"
+;
+
+static int db_pragmas(struct db *db)
+{
+	int on = 1;
+
+	sqlite3_busy_timeout(db->h, 5000);
+	sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, &on);
+	sqlite3_db_config(db->h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &on);
+	return sqlite3_exec(db->h,
+	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+	    " PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;",
+	    NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int db_user_version(struct db *db, int *v)
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL))
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*v = sqlite3_column_int(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Creates the schema inside one write transaction, so that processes that
+ * start together create it once and nothing half-made is ever seen. */
+static int db_migrate(struct db *db, char *err, size_t errlen)
+{
+	char sql[64];
+	int v;
+
+	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	if (db_user_version(db, &v) == -1)
+		goto fail;
+	if (v > DB_SCHEMA_VERSION) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		snprintf(err, errlen, "database schema %d is newer than this "
+		    "program (%d)", v, DB_SCHEMA_VERSION);
+		return -1;
+	}
+	if (v == 0) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d",
+		    DB_SCHEMA_VERSION);
+		if (sqlite3_exec(db->h, db_schema, NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+	}
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+fail:
+	snprintf(err, errlen, "database schema: %s", sqlite3_errmsg(db->h));
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int db_open(struct db *db, const char *path, char *err, size_t errlen)
+{
+	mode_t old;
+	int rc;
+
+	memset(db, 0, sizeof(*db));
+	/* The file and its -wal/-shm siblings are created 0600. */
+	old = umask(077);
+	rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	umask(old);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path,
+		    db->h ? sqlite3_errmsg(db->h) : "cannot open");
+		db_close(db);
+		return -1;
+	}
+	if (db_pragmas(db) == -1) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->h));
+		db_close(db);
+		return -1;
+	}
+	if (db_migrate(db, err, errlen) == -1) {
+		db_close(db);
+		return -1;
+	}
+	return 0;
+}
+
+void db_close(struct db *db)
+{
+	int i;
+
+	for (i = 0; i < db->n; i++)
+		sqlite3_finalize(db->stmts[i].st);
+	db->n = 0;
+	if (db->h)
+		sqlite3_close(db->h);
+	db->h = NULL;
+}
+
+sqlite3_stmt *db_stmt(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int i;
+
+	for (i = 0; i < db->n; i++)
+		if (db->stmts[i].sql == sql) {
+			st = db->stmts[i].st;
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			return st;
+		}
+	if (db->n == DB_MAX_STMTS) {
+		log_err("db: statement cache full");
+		return NULL;
+	}
+	if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &st, NULL) != SQLITE_OK) {
+		log_err("db: prepare: %s", sqlite3_errmsg(db->h));
+		return NULL;
+	}
+	db->stmts[db->n].sql = sql;
+	db->stmts[db->n].st = st;
+	db->n++;
+	return st;
+}
+
+int db_exec_stmt(struct db *db, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	log_err("db: %s", sqlite3_errmsg(db->h));
+	return -1;
+}
+
+int db_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
+}
+
+int db_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t n)
+{
+	return sqlite3_bind_blob(st, i, p, (int)n, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
+}
+
+int db_ping(struct db *db)
+{
+	static const char sql[] = "SELECT count(*) FROM sessions";
+	sqlite3_stmt *st = db_stmt(db, sql);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}

@@ -1,0 +1,110 @@
+#include "js.h"
+
+#include <string.h>
+
+json_object *js_parse(const char *p, size_t n)
+{
+	struct js_check c;
+	json_object *o = NULL;
+
+	if (js_check_init(&c) == -1)
+		return NULL;
+	if (js_check_feed(&c, p, n) == 0 && js_check_end(&c) == 0) {
+		o = c.root;
+		c.root = NULL;
+	}
+	js_check_free(&c);
+	return o;
+}
+
+const char *js_str(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int js_bool(json_object *obj, const char *key, int dflt)
+{
+	json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return dflt;
+	return json_object_get_boolean(v);
+}
+
+json_object *js_obj(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_object))
+		return NULL;
+	return v;
+}
+
+int js_check_init(struct js_check *c)
+{
+	c->root = NULL;
+	c->state = 0;
+	c->tok = json_tokener_new_ex(JS_MAX_DEPTH);
+	if (c->tok == NULL)
+		return -1;
+	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT);
+	return 0;
+}
+
+static int only_space(const char *p, size_t n)
+{
+	for (; n; p++, n--)
+		if (!strchr(" \t\r\n", *p))
+			return 0;
+	return 1;
+}
+
+int js_check_feed(struct js_check *c, const char *p, size_t n)
+{
+	size_t used;
+
+	if (c->state == 1) {
+		if (!only_space(p, n))
+			c->state = -1;
+		return c->state;
+	}
+	if (c->state == -1 || n == 0)
+		return c->state;
+	if (n > 0x7fffffff)
+		return c->state = -1;
+	c->root = json_tokener_parse_ex(c->tok, p, (int)n);
+	if (c->root != NULL) {
+		used = (size_t)json_tokener_get_parse_end(c->tok);
+		c->state = only_space(p + used, n - used) ? 1 : -1;
+		return c->state == 1 ? 0 : -1;
+	}
+	if (json_tokener_get_error(c->tok) != json_tokener_continue)
+		c->state = -1;
+	return c->state;
+}
+
+int js_check_end(struct js_check *c)
+{
+	/* Only an object can be complete without more input, so a value that
+	 * is still open at the end is as bad as a broken one. */
+	if (c->state != 1 || !json_object_is_type(c->root, json_type_object))
+		return -1;
+	return 0;
+}
+
+void js_check_free(struct js_check *c)
+{
+	if (c->root)
+		json_object_put(c->root);
+	if (c->tok)
+		json_tokener_free(c->tok);
+	c->root = NULL;
+	c->tok = NULL;
+}

@@ -1,0 +1,34 @@
+/* js: json-c helpers. Bounded parsing (size and depth), typed getters that
+ * check the type before reading, and the incremental checker the relay
+ * feeds a streamed request body through. */
+#ifndef POSTERN_JS_H
+#define POSTERN_JS_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define JS_MAX_DEPTH 64
+
+/* Parses exactly one JSON value (white space around allowed) of n bytes.
+ * Returns the new object (caller puts it) or NULL. */
+json_object *js_parse(const char *p, size_t n);
+/* The member key of obj when it is a string / bool / object, else NULL / -1. */
+const char *js_str(json_object *obj, const char *key);
+int js_bool(json_object *obj, const char *key, int dflt);
+json_object *js_obj(json_object *obj, const char *key);
+
+/* Feeds a body through a tokener as it streams past. */
+struct js_check {
+	json_tokener *tok;
+	json_object *root;     /* the parsed value once complete */
+	int state;             /* 0 parsing, 1 complete, -1 bad */
+};
+int js_check_init(struct js_check *c);
+/* 0 while fine so far, -1 once the bytes cannot be one JSON value. */
+int js_check_feed(struct js_check *c, const char *p, size_t n);
+/* 0 when the whole body was exactly one JSON object. */
+int js_check_end(struct js_check *c);
+void js_check_free(struct js_check *c);
+
+#endif

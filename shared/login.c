@@ -1,0 +1,284 @@
+#include "login.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "js.h"
+#include "log.h"
+#include "rate.h"
+#include "sess.h"
+#include "serve.h"
+#include "upstream.h"
+
+#define LOGIN_BODY_MAX 16384
+#define SESSION_DOC_MAX (1 << 20)
+#define USER_MAX 256
+#define PASS_MAX 1024
+
+/* What postern advertises in place of the upstream URLs. */
+static const char *const url_keys[4] = {
+	"apiUrl", "downloadUrl", "uploadUrl", "eventSourceUrl"
+};
+static const char *const url_ours[4] = {
+	"/api/jmap",
+	"/api/blob/{accountId}/{blobId}/{name}?accept={type}",
+	"/api/upload/{accountId}",
+	"/api/events?types={types}&closeafter={closeafter}&ping={ping}"
+};
+
+struct login {
+	const char *user, *pass;
+	int remember;
+	char keys[3][APP_KEY_HEX + 64];  /* rate keys: all, ip, ip+user */
+};
+
+int login_rewrite(const struct cfg *c, json_object *doc, const char *base,
+    char *urls[4])
+{
+	const char *v;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		urls[i] = NULL;
+	for (i = 0; i < 4; i++) {
+		/* Servers without push (or a bad value) get an empty URL. */
+		if ((v = js_str(doc, url_keys[i])) == NULL && i < 3)
+			goto fail;
+		urls[i] = v ? upstream_pin(c, base, v) : strdup("");
+		if (urls[i] == NULL)
+			goto fail;
+		json_object_object_add(doc, url_keys[i],
+		    json_object_new_string(url_ours[i]));
+	}
+	return 0;
+fail:
+	for (i = 0; i < 4; i++) {
+		free(urls[i]);
+		urls[i] = NULL;
+	}
+	return -1;
+}
+
+static int valid_user(const char *u)
+{
+	size_t n = strlen(u);
+
+	if (n == 0 || n > USER_MAX)
+		return 0;
+	for (; *u; u++)
+		if ((unsigned char)*u < 0x21 || *u == 0x7f || *u == ':')
+			return 0;
+	return 1;
+}
+
+/* Reads and checks the body; answers the error itself. */
+static json_object *read_body(struct req *r, struct login *l)
+{
+	char type[64];
+	struct buf b;
+	json_object *o = NULL;
+	int rc;
+
+	if (req_media_type(r, type, sizeof(type)) == -1 ||
+	    strcmp(type, "application/json")) {
+		req_error(r, 415, "unsupported_media_type",
+		    "Send the sign-in as application/json.");
+		return NULL;
+	}
+	buf_init(&b, LOGIN_BODY_MAX);
+	if ((rc = req_read_all(r, &b)) == 0)
+		o = js_parse(buf_str(&b), b.len);
+	buf_wipe_free(&b);
+	if (rc == -1)
+		req_error(r, 413, "too_large", "The sign-in request is too large.");
+	else if (o == NULL)
+		req_error(r, 400, "bad_request", "The sign-in request is not valid JSON.");
+	if (o == NULL)
+		return NULL;
+	l->user = js_str(o, "username");
+	l->pass = js_str(o, "password");
+	l->remember = js_bool(o, "remember", 0);
+	if (!l->user || !l->pass || !valid_user(l->user) || !*l->pass ||
+	    strlen(l->pass) > PASS_MAX) {
+		req_error(r, 400, "bad_request",
+		    "A username and a password are required.");
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Counts the attempt under the flood, per-IP and per-IP+user limits. */
+static int admit(struct req *r, struct login *l)
+{
+	const struct cfg *c = &r->app->cfg;
+	const long limits[3] = { c->login_limit_all, c->login_limit_ip,
+	    c->login_limit_user };
+	long retry = 0, worst = 0;
+	int i, rc, limited = 0;
+
+	snprintf(l->keys[0], sizeof(l->keys[0]), "login-all");
+	snprintf(l->keys[1], sizeof(l->keys[1]), "login-ip:%s", r->ip);
+	snprintf(l->keys[2], sizeof(l->keys[2]), "login-user:%s", r->ip);
+	sess_account(r->app, l->user, l->keys[2] + strlen(l->keys[2]));
+	for (i = 0; i < 3; i++) {
+		rc = rate_hit(r->app, l->keys[i], limits[i], c->login_window,
+		    r->now, &retry);
+		if (rc == -1) {
+			req_error(r, 500, "internal_error", "The rate store failed.");
+			return -1;
+		}
+		if (rc == 1) {
+			limited = 1;
+			worst = retry > worst ? retry : worst;
+		}
+	}
+	if (limited) {
+		log_info("sign-in rate limited for %s", r->ip);
+		req_rate_limited(r, worst);
+		return -1;
+	}
+	return 0;
+}
+
+/* The mail server did not answer: the attempt must not count. */
+static void refund(struct req *r, const struct login *l, int from)
+{
+	int i;
+
+	for (i = from; i < 3; i++)
+		rate_refund(r->app, l->keys[i], r->app->cfg.login_window, r->now);
+}
+
+static int collect(const char *p, size_t n, void *ctx)
+{
+	return buf_append(ctx, p, n);
+}
+
+static void upstream_failed(struct req *r, int res, long status)
+{
+	if (res == UP_TIMEOUT)
+		req_error(r, 504, "upstream_timeout", "The mail server did not "
+		    "answer in time. This is not a problem with your password; "
+		    "please try again later.");
+	else
+		req_error(r, 502, "upstream_error", "The mail server could not "
+		    "be reached. This is not a problem with your password; "
+		    "please try again later.");
+	log_warn("sign-in: upstream failed (result %d, status %ld)", res, status);
+}
+
+static void set_cookie(struct req *r, const char *value, int remember)
+{
+	char v[256], age[32] = "";
+	int secure = r->app->cfg.cookie_secure == CFG_SECURE_YES ||
+	    (r->app->cfg.cookie_secure == CFG_SECURE_AUTO && r->https);
+
+	if (remember)
+		snprintf(age, sizeof(age), "; Max-Age=%ld",
+		    r->app->cfg.session_lifetime);
+	snprintf(v, sizeof(v), "%s=%s; Path=/; HttpOnly; SameSite=Lax%s%s",
+	    SESS_COOKIE, value, age, secure ? "; Secure" : "");
+	req_header(r, "Set-Cookie", v);
+}
+
+/* Turns the upstream's session document into a postern session. */
+static void start_session(struct req *r, const struct login *l,
+    json_object *doc, const char *base)
+{
+	char *urls[4];
+	char cookie[SESS_COOKIE_LEN + 1];
+	struct sess_new n;
+	int rc;
+
+	if (login_rewrite(&r->app->cfg, doc, base, urls) == -1) {
+		req_error(r, 502, "upstream_error",
+		    "The mail server's session document is not usable.");
+		return;
+	}
+	memset(&n, 0, sizeof(n));
+	n.user = l->user;
+	n.pass = l->pass;
+	n.remember = l->remember;
+	n.doc = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	n.api_url = urls[0];
+	n.download_url = urls[1];
+	n.upload_url = urls[2];
+	n.event_url = urls[3];
+	n.agent = req_param(r, "HTTP_USER_AGENT");
+	n.ip = r->ip;
+	rc = sess_create(r->app, &n, r->now, cookie);
+	for (int i = 0; i < 4; i++)
+		free(urls[i]);
+	if (rc == -1) {
+		req_error(r, 500, "internal_error", "The session could not be saved.");
+		return;
+	}
+	set_cookie(r, cookie, l->remember);
+	seal_wipe(cookie, sizeof(cookie));
+	sess_prune(r->app, r->now);
+	req_json(r, 200, doc);
+}
+
+/* Asks the session resource with the credentials and acts on the answer. */
+static void check_upstream(struct req *r, struct login *l)
+{
+	struct up_call c;
+	struct buf body;
+	json_object *doc = NULL;
+	char *url;
+	int res;
+	long status = 0;
+
+	if ((url = upstream_join(&r->app->cfg,
+	    r->app->cfg.upstream_session_path)) == NULL) {
+		req_error(r, 500, "internal_error", "The upstream URL is not valid.");
+		return;
+	}
+	buf_init(&body, SESSION_DOC_MAX);
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.url = url;
+	c.user = l->user;
+	c.pass = l->pass;
+	c.on_body = collect;
+	c.ctx = &body;
+	c.follow = 1;
+	c.max_body = SESSION_DOC_MAX;
+	res = upstream_call(r->app->up, &c);
+	status = c.status;
+	if (res != UP_OK) {
+		refund(r, l, 0);
+		upstream_failed(r, res, status);
+	} else if (status == 401 || status == 403) {
+		log_info("sign-in failed for %s", r->ip);
+		req_error(r, 401, "invalid_credentials", "Wrong username or password.");
+	} else if (status != 200 || (doc = js_parse(buf_str(&body), body.len)) == NULL) {
+		refund(r, l, 0);
+		upstream_failed(r, UP_ERROR, status);
+	} else {
+		refund(r, l, 2);  /* a success does not count against the user */
+		start_session(r, l, doc, c.final_url);
+	}
+	json_object_put(doc);
+	buf_free(&body);
+	free(url);
+}
+
+void login_handle(struct req *r)
+{
+	struct login l;
+	json_object *body;
+
+	memset(&l, 0, sizeof(l));
+	if ((body = read_body(r, &l)) == NULL)
+		return;
+	if (admit(r, &l) == 0)
+		check_upstream(r, &l);
+	/* The password lives in the parsed body: wipe it before freeing. */
+	if (l.pass)
+		seal_wipe((void *)(uintptr_t)l.pass, strlen(l.pass));
+	json_object_put(body);
+}

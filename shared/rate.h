@@ -1,0 +1,21 @@
+/* rate: fixed-window counters in the shared database, so that every
+ * process of every responder counts against the same limits. */
+#ifndef POSTERN_RATE_H
+#define POSTERN_RATE_H
+
+#include <time.h>
+
+#include "app.h"
+
+/* Counts one hit of what in the window of `window` seconds holding now.
+ * Returns 0 when the count is within limit, 1 when past it (retry_after
+ * set to the seconds until the window ends), -1 on a database error. */
+int rate_hit(struct app *a, const char *what, long limit, long window,
+    time_t now, long *retry_after);
+/* Takes back one hit counted in the same window (an attempt that did not
+ * get an answer from the mail server must not count against anyone). */
+int rate_refund(struct app *a, const char *what, long window, time_t now);
+/* Drops windows that have ended. */
+int rate_prune(struct app *a, time_t now);
+
+#endif

@@ -1,0 +1,190 @@
+#include "relay.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gz.h"
+#include "js.h"
+#include "log.h"
+#include "sess.h"
+#include "upstream.h"
+
+enum relay_fault {
+	RF_NONE,
+	RF_TOO_LARGE,      /* the body passed max_request */
+	RF_BAD_JSON,
+	RF_CLIENT,         /* reading the browser's body failed */
+	RF_UNAUTHORIZED,   /* the JMAP server refused the credentials */
+	RF_BAD_UPSTREAM    /* the JMAP server answered with an error */
+};
+
+struct relay {
+	struct req *r;
+	struct js_check chk;
+	struct gz gz;
+	enum relay_fault fault;
+	long upstream_status;
+	int client_gzip;
+};
+
+static size_t relay_read(char *p, size_t n, void *ctx)
+{
+	struct relay *x = ctx;
+	struct req *r = x->r;
+	long got = req_read(r, p, n);
+
+	if (got < 0) {
+		x->fault = RF_CLIENT;
+		return (size_t)-1;
+	}
+	if (r->body_read > r->app->cfg.max_request) {
+		x->fault = RF_TOO_LARGE;
+		return (size_t)-1;
+	}
+	if (js_check_feed(&x->chk, p, (size_t)got) == -1) {
+		x->fault = RF_BAD_JSON;
+		return (size_t)-1;
+	}
+	/* libcurl stops asking once the declared length is sent, so the last
+	 * byte, not a read of 0, is where the body must be complete. */
+	if ((got == 0 || r->body_read == r->content_length) &&
+	    js_check_end(&x->chk) == -1) {
+		x->fault = RF_BAD_JSON;
+		return (size_t)-1;
+	}
+	return (size_t)got;
+}
+
+static int is_json_type(const char *t)
+{
+	return !strncmp(t, "application/json", 16) ||
+	    !strncmp(t, "application/problem+json", 24);
+}
+
+/* Decides what of the upstream answer reaches the browser. */
+static int relay_head(const struct up_head *h, void *ctx)
+{
+	struct relay *x = ctx;
+	struct req *r = x->r;
+
+	x->upstream_status = h->status;
+	if (h->status == 401) {
+		x->fault = RF_UNAUTHORIZED;
+		return -1;
+	}
+	if (h->status >= 500 || h->status < 200 || !is_json_type(h->content_type)) {
+		x->fault = RF_BAD_UPSTREAM;
+		return -1;
+	}
+	req_status(r, (int)h->status);
+	req_header(r, "Content-Type", h->content_type);
+	req_header(r, "Vary", "Accept-Encoding");
+	if (h->retry_after[0] && strspn(h->retry_after, "0123456789") ==
+	    strlen(h->retry_after))
+		req_header(r, "Retry-After", h->retry_after);
+	if (!strcmp(h->content_encoding, "gzip") && x->client_gzip)
+		req_header(r, "Content-Encoding", "gzip");
+	else if (h->content_encoding[0]) {
+		x->fault = RF_BAD_UPSTREAM;  /* an encoding we did not ask for */
+		return -1;
+	} else if (x->client_gzip) {
+		if (gz_start(&x->gz) == -1)
+			return -1;
+		req_header(r, "Content-Encoding", "gzip");
+	}
+	return 0;
+}
+
+static int relay_body(const char *p, size_t n, void *ctx)
+{
+	struct relay *x = ctx;
+
+	if (x->gz.on)
+		return gz_write(&x->gz, x->r, p, n, 0);
+	return req_write(x->r, p, n);
+}
+
+static void relay_finish(struct relay *x, int res)
+{
+	struct req *r = x->r;
+
+	switch (x->fault) {
+	case RF_TOO_LARGE:
+		req_error(r, 413, "too_large", "The JMAP request is too large.");
+		return;
+	case RF_BAD_JSON:
+		req_error(r, 400, "bad_request", "The JMAP request is not a JSON object.");
+		return;
+	case RF_CLIENT:
+		req_error(r, 400, "bad_request", "The request body could not be read.");
+		return;
+	case RF_UNAUTHORIZED:
+		log_info("upstream refused the session's credentials; ending it");
+		sess_destroy(r->app, r->sess->id);
+		serve_clear_cookie(r);
+		req_error(r, 401, "unauthenticated",
+		    "The mail server no longer accepts this sign-in. Please sign in again.");
+		return;
+	case RF_BAD_UPSTREAM:
+		log_warn("jmap: upstream answered %ld", x->upstream_status);
+		req_error(r, 502, "upstream_error", "The mail server answered with an error.");
+		return;
+	case RF_NONE:
+		break;
+	}
+	if (res == UP_TIMEOUT)
+		req_error(r, 504, "upstream_timeout", "The mail server did not answer in time.");
+	else if (res != UP_OK)
+		req_error(r, 502, "upstream_error", "The mail server could not be reached.");
+	else if (x->gz.on)
+		gz_write(&x->gz, r, "", 0, 1);
+}
+
+void relay_handle(struct req *r)
+{
+	struct relay x;
+	struct up_call c;
+	char type[64];
+	int res;
+
+	if (req_media_type(r, type, sizeof(type)) == -1 ||
+	    strcmp(type, "application/json")) {
+		req_error(r, 415, "unsupported_media_type",
+		    "JMAP requests are application/json.");
+		return;
+	}
+	if (r->content_length > r->app->cfg.max_request) {
+		req_error(r, 413, "too_large", "The JMAP request is too large.");
+		return;
+	}
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.client_gzip = r->app->cfg.compress && req_accepts_gzip(r);
+	if (js_check_init(&x.chk) == -1) {
+		req_error(r, 500, "internal_error", "Out of memory.");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.method = "POST";
+	c.url = r->sess->api_url;
+	c.user = r->sess->user;
+	c.pass = r->sess->pass;
+	c.content_type = "application/json";
+	c.body_len = r->content_length;
+	c.read = relay_read;
+	c.on_head = relay_head;
+	c.on_body = relay_body;
+	c.ctx = &x;
+	c.pass_gzip = x.client_gzip;
+	res = upstream_call(r->app->up, &c);
+	relay_finish(&x, res);
+	gz_end(&x.gz);
+	js_check_free(&x.chk);
+}
+
+const struct route relay_routes[] = {
+	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET, relay_handle },
+	{ NULL, NULL, 0, NULL }
+};

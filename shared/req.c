@@ -1,0 +1,379 @@
+#include "req.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "sess.h"
+
+#define REQ_HEAD_MAX (16 * 1024)
+
+/* Sent on every API response: no sniffing, no framing, no referrer, no
+ * caching, and a CSP under which a JSON body can do nothing. */
+static const char req_security_headers[] =
+    "X-Content-Type-Options: nosniff\r\n"
+    "X-Frame-Options: DENY\r\n"
+    "Referrer-Policy: no-referrer\r\n"
+    "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'\r\n"
+    "Cross-Origin-Resource-Policy: same-origin\r\n"
+    "Cache-Control: no-store\r\n";
+
+static const char *status_text(int s)
+{
+	switch (s) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 206: return "Partial Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Status";
+	}
+}
+
+const char *req_param(const struct req *r, const char *name)
+{
+	return r->io.param(r->io.ctx, name);
+}
+
+static int ip_trusted(const struct cfg *c, const char *ip)
+{
+	int i;
+
+	for (i = 0; i < c->n_trusted_proxies; i++)
+		if (!strcmp(c->trusted_proxies[i], ip))
+			return 1;
+	return 0;
+}
+
+/* Copies the hop [p, p+n) trimmed into out: 0, or -1 when it is not an
+ * address. */
+static int xff_hop(const char *p, size_t n, char *out, size_t outlen)
+{
+	while (n && isspace((unsigned char)*p))
+		p++, n--;
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	if (n == 0 || n >= outlen)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return strspn(out, "0123456789abcdefABCDEF.:") == n ? 0 : -1;
+}
+
+/* Walks X-Forwarded-For from the right past trusted proxies: the first
+ * address not ours is the client. Without a trusted peer it is ignored. */
+static void client_ip(struct req *r)
+{
+	const char *remote = req_param(r, "REMOTE_ADDR");
+	const char *xff = req_param(r, "HTTP_X_FORWARDED_FOR");
+	const char *end, *seg;
+	char hop[REQ_IP_MAX];
+
+	snprintf(r->ip, sizeof(r->ip), "%s", remote ? remote : "");
+	if (!xff || !ip_trusted(&r->app->cfg, r->ip))
+		return;
+	for (end = xff + strlen(xff); end > xff; end = seg > xff ? seg - 1 : xff) {
+		for (seg = end; seg > xff && seg[-1] != ','; seg--)
+			;
+		if (xff_hop(seg, (size_t)(end - seg), hop, sizeof(hop)) == -1)
+			return;
+		memcpy(r->ip, hop, sizeof(hop));
+		if (!ip_trusted(&r->app->cfg, hop))
+			return;
+	}
+}
+
+static void detect_https(struct req *r)
+{
+	const char *v = req_param(r, "HTTPS");
+	const char *proto;
+
+	r->https = (v && !strcasecmp(v, "on")) ||
+	    ((v = req_param(r, "REQUEST_SCHEME")) && !strcasecmp(v, "https"));
+	proto = req_param(r, "HTTP_X_FORWARDED_PROTO");
+	if (!r->https && proto && !strcasecmp(proto, "https")) {
+		v = req_param(r, "REMOTE_ADDR");
+		r->https = v && ip_trusted(&r->app->cfg, v);
+	}
+}
+
+static int parse_length(struct req *r)
+{
+	const char *v = req_param(r, "CONTENT_LENGTH");
+	char *end;
+	long long n;
+
+	r->content_length = -1;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || *end != '\0' || n < 0 || !isdigit((unsigned char)*v))
+		return -1;
+	r->content_length = n;
+	return 0;
+}
+
+static int parse_target(struct req *r)
+{
+	const char *uri = req_param(r, "REQUEST_URI");
+	const char *q;
+	size_t n;
+
+	if (uri == NULL || *uri != '/')
+		return -1;
+	q = strchr(uri, '?');
+	n = q ? (size_t)(q - uri) : strlen(uri);
+	if (n >= sizeof(r->path) || strpbrk(uri, "\r\n") != NULL)
+		return -1;
+	memcpy(r->path, uri, n);
+	r->path[n] = '\0';
+	r->query = q ? q + 1 : "";
+	return 0;
+}
+
+int req_init(struct req *r, struct app *a, const struct req_io *io)
+{
+	memset(r, 0, sizeof(*r));
+	r->app = a;
+	r->io = *io;
+	r->status = 200;
+	r->now = time(NULL);
+	buf_init(&r->head, REQ_HEAD_MAX);
+	buf_puts(&r->head, req_security_headers);
+	r->method = req_param(r, "REQUEST_METHOD");
+	if (r->method == NULL)
+		r->method = "";
+	client_ip(r);
+	detect_https(r);
+	if (parse_target(r) == -1) {
+		req_error(r, 400, "bad_request", "The request target is not valid.");
+		return -1;
+	}
+	if (parse_length(r) == -1) {
+		req_error(r, 400, "bad_request", "Content-Length is not valid.");
+		return -1;
+	}
+	return 0;
+}
+
+void req_free(struct req *r)
+{
+	sess_free(r->sess);
+	r->sess = NULL;
+	buf_free(&r->head);
+}
+
+int req_cookie(const struct req *r, const char *name, char *out, size_t n)
+{
+	const char *c = req_param(r, "HTTP_COOKIE");
+	size_t len = strlen(name), vlen;
+
+	while (c && *c) {
+		while (*c == ' ' || *c == ';')
+			c++;
+		if (!strncmp(c, name, len) && c[len] == '=') {
+			c += len + 1;
+			vlen = strcspn(c, ";");
+			if (vlen >= n)
+				return -1;
+			memcpy(out, c, vlen);
+			out[vlen] = '\0';
+			return 0;
+		}
+		c = strchr(c, ';');
+	}
+	return -1;
+}
+
+int req_media_type(const struct req *r, char *out, size_t n)
+{
+	const char *v = req_param(r, "CONTENT_TYPE");
+	size_t i;
+
+	if (v == NULL || n == 0)
+		return -1;
+	for (i = 0; v[i] && v[i] != ';' && !isspace((unsigned char)v[i]); i++) {
+		if (i + 1 >= n)
+			return -1;
+		out[i] = (char)tolower((unsigned char)v[i]);
+	}
+	out[i] = '\0';
+	return 0;
+}
+
+int req_accepts_gzip(const struct req *r)
+{
+	const char *v = req_param(r, "HTTP_ACCEPT_ENCODING");
+	const char *p;
+
+	if (v == NULL || (p = strstr(v, "gzip")) == NULL)
+		return 0;
+	/* "gzip;q=0" declines it. */
+	p += 4;
+	while (*p == ' ')
+		p++;
+	return strncmp(p, ";q=0", 4) || p[4] == '.' ? 1 : 0;
+}
+
+long req_read(struct req *r, char *p, size_t n)
+{
+	int got;
+
+	if (r->content_length >= 0) {
+		if (r->body_read >= r->content_length)
+			return 0;
+		if ((long long)n > r->content_length - r->body_read)
+			n = (size_t)(r->content_length - r->body_read);
+	}
+	if (n > 65536)
+		n = 65536;
+	got = r->io.read(r->io.ctx, p, (int)n);
+	if (got < 0)
+		return -1;
+	r->body_read += got;
+	/* A body shorter than its declared length is an error, not an end. */
+	if (got == 0 && r->content_length >= 0 && r->body_read < r->content_length)
+		return -1;
+	return got;
+}
+
+int req_read_all(struct req *r, struct buf *b)
+{
+	char chunk[16384];
+	long n;
+
+	if (r->content_length > (long long)b->max)
+		return -1;
+	while ((n = req_read(r, chunk, sizeof(chunk))) > 0)
+		if (buf_append(b, chunk, (size_t)n) == -1)
+			return -1;
+	return n < 0 ? -2 : 0;
+}
+
+void req_status(struct req *r, int status)
+{
+	r->status = status;
+}
+
+static int header_safe(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\r' || *s == '\n')
+			return 0;
+	return 1;
+}
+
+int req_header(struct req *r, const char *name, const char *value)
+{
+	size_t mark = r->head.len;
+
+	if (r->head_sent || !header_safe(name) || !header_safe(value))
+		return -1;
+	if (buf_printf(&r->head, "%s: %s\r\n", name, value) == -1) {
+		r->head.len = mark;
+		r->head.data[mark] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int send_head(struct req *r)
+{
+	char line[64];
+	int n;
+
+	r->head_sent = 1;
+	n = snprintf(line, sizeof(line), "Status: %d %s\r\n", r->status,
+	    status_text(r->status));
+	if (r->io.write(r->io.ctx, line, n) == -1 ||
+	    r->io.write(r->io.ctx, r->head.data, (int)r->head.len) == -1 ||
+	    r->io.write(r->io.ctx, "\r\n", 2) == -1)
+		return r->client_gone = -1;
+	buf_free(&r->head);
+	return 0;
+}
+
+int req_write(struct req *r, const void *p, size_t n)
+{
+	const char *s = p;
+	int k;
+
+	if (r->client_gone)
+		return -1;
+	if (!r->head_sent && send_head(r) == -1)
+		return -1;
+	while (n) {
+		k = n > 65536 ? 65536 : (int)n;
+		if (r->io.write(r->io.ctx, s, k) == -1)
+			return r->client_gone = -1;
+		s += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int req_end(struct req *r)
+{
+	if (r->client_gone)
+		return -1;
+	if (!r->head_sent && send_head(r) == -1)
+		return -1;
+	return r->io.flush ? r->io.flush(r->io.ctx) : 0;
+}
+
+void req_json(struct req *r, int status, json_object *o)
+{
+	const char *s;
+	size_t n;
+
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &n);
+	req_status(r, status);
+	req_header(r, "Content-Type", "application/json; charset=utf-8");
+	req_write(r, s, n);
+	req_end(r);
+}
+
+void req_error(struct req *r, int status, const char *code, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	if (r->head_sent) {
+		/* Too late for a status: the client sees a cut body. */
+		log_warn("%s %s: %s after the response began", r->method,
+		    r->path, code);
+		json_object_put(o);
+		return;
+	}
+	json_object_object_add(o, "error", json_object_new_string(code));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	req_json(r, status, o);
+	json_object_put(o);
+}
+
+void req_rate_limited(struct req *r, long retry_after)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%ld", retry_after > 0 ? retry_after : 1);
+	req_header(r, "Retry-After", v);
+	req_error(r, 429, "rate_limited",
+	    "Too many requests. Please wait and try again.");
+}

@@ -1,0 +1,85 @@
+/* req: one HTTP exchange with the web server, the same whether it came
+ * over FastCGI or plain CGI. The front end (serve.c) fills in the I/O
+ * callbacks; handlers read the validated request and write the response
+ * through these functions only. */
+#ifndef POSTERN_REQ_H
+#define POSTERN_REQ_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "buf.h"
+
+#define REQ_PATH_MAX 1024
+#define REQ_IP_MAX 64
+
+struct req_io {
+	void *ctx;
+	/* bytes read (0 at the end), or -1 */
+	int (*read)(void *ctx, char *p, int n);
+	/* 0 or -1 */
+	int (*write)(void *ctx, const char *p, int n);
+	int (*flush)(void *ctx);
+	/* a CGI variable, or NULL */
+	const char *(*param)(void *ctx, const char *name);
+};
+
+struct sess;
+
+struct req {
+	struct app *app;
+	struct req_io io;
+	const char *method;
+	char path[REQ_PATH_MAX];  /* REQUEST_URI up to '?', as sent */
+	const char *query;        /* after '?', or "" */
+	char ip[REQ_IP_MAX];      /* the client, behind trusted proxies */
+	int https;
+	long long content_length; /* -1 when not given */
+	long long body_read;
+	time_t now;
+	struct sess *sess;        /* routes that need a session */
+
+	int status;
+	struct buf head;          /* response headers not yet sent */
+	int head_sent;
+	int client_gone;
+};
+
+/* Fills r from the CGI variables. -1 with an error already answered when
+ * the request line itself is unusable. */
+int req_init(struct req *r, struct app *a, const struct req_io *io);
+/* Frees what the request holds (the session too). */
+void req_free(struct req *r);
+
+const char *req_param(const struct req *r, const char *name);
+/* The cookie's value copied into out, or -1 when absent or too long. */
+int req_cookie(const struct req *r, const char *name, char *out, size_t n);
+/* The media type of the body, lower-cased, without parameters. */
+int req_media_type(const struct req *r, char *out, size_t n);
+/* Whether the client accepts gzip. */
+int req_accepts_gzip(const struct req *r);
+
+/* Reads up to n body bytes: the count, 0 at the end, -1 on error. Never
+ * reads past CONTENT_LENGTH. */
+long req_read(struct req *r, char *p, size_t n);
+/* Reads the whole body into b: 0, -1 when it passes b->max, -2 on an I/O
+ * error. */
+int req_read_all(struct req *r, struct buf *b);
+
+/* Response. Headers are queued until the first body byte or req_end. */
+void req_status(struct req *r, int status);
+/* -1 (and nothing queued) when name or value holds CR, LF or NUL. */
+int req_header(struct req *r, const char *name, const char *value);
+int req_write(struct req *r, const void *p, size_t n);
+int req_end(struct req *r);
+/* A whole JSON response; the object stays the caller's. */
+void req_json(struct req *r, int status, json_object *o);
+/* {"error": code, "message": msg} with status. */
+void req_error(struct req *r, int status, const char *code, const char *msg);
+/* 429 with Retry-After. */
+void req_rate_limited(struct req *r, long retry_after);
+
+#endif

@@ -1,0 +1,275 @@
+#include "serve.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <fcgiapp.h>
+
+#include "log.h"
+#include "rate.h"
+#include "sess.h"
+
+static int route_matches(const struct route *rt, const char *path)
+{
+	if (rt->flags & ROUTE_PREFIX)
+		return !strncmp(path, rt->path, strlen(rt->path));
+	return !strcmp(path, rt->path);
+}
+
+/* The route for path and method; *path_known tells a 405 from a 404. */
+static const struct route *find_route(const struct route *routes,
+    const char *path, const char *method, int *path_known)
+{
+	const struct route *rt;
+
+	*path_known = 0;
+	for (rt = routes; rt->path; rt++) {
+		if (!route_matches(rt, path))
+			continue;
+		*path_known = 1;
+		if (!strcmp(rt->method, method))
+			return rt;
+	}
+	return NULL;
+}
+
+static void method_not_allowed(struct req *r, const struct route *routes)
+{
+	const struct route *rt;
+	char allow[64] = "";
+
+	for (rt = routes; rt->path; rt++)
+		if (route_matches(rt, r->path) && !strstr(allow, rt->method) &&
+		    strlen(allow) + strlen(rt->method) + 3 < sizeof(allow)) {
+			if (*allow)
+				strcat(allow, ", ");
+			strcat(allow, rt->method);
+		}
+	req_header(r, "Allow", allow);
+	req_error(r, 405, "method_not_allowed", "This method is not allowed here.");
+}
+
+/* Browsers say where a request comes from; anything but our own origin or
+ * a typed-in address is refused before it can do anything. */
+static int cross_site(const struct req *r)
+{
+	const char *site = req_param(r, "HTTP_SEC_FETCH_SITE");
+
+	return site && strcmp(site, "same-origin") && strcmp(site, "none");
+}
+
+static int load_session(struct req *r)
+{
+	char cookie[SESS_COOKIE_LEN + 2];
+	int rc;
+
+	if (req_cookie(r, SESS_COOKIE, cookie, sizeof(cookie)) == -1)
+		rc = 1;
+	else
+		rc = sess_lookup(r->app, cookie, r->now, &r->sess);
+	if (rc == 0)
+		return 0;
+	if (rc == -1) {
+		req_error(r, 500, "internal_error", "The session store failed.");
+		return -1;
+	}
+	serve_clear_cookie(r);
+	req_error(r, 401, "unauthenticated", "Please sign in.");
+	return -1;
+}
+
+static int within_budget(struct req *r)
+{
+	char what[64];
+	long limit = r->app->cfg.api_budget, retry = 0;
+	int rc;
+
+	if (limit == 0)
+		return 1;
+	snprintf(what, sizeof(what), "api:%s", r->sess->id);
+	rc = rate_hit(r->app, what, limit, 60, r->now, &retry);
+	if (rc == 0)
+		return 1;
+	if (rc == 1)
+		req_rate_limited(r, retry);
+	else
+		req_error(r, 500, "internal_error", "The rate store failed.");
+	return 0;
+}
+
+void serve_dispatch(struct req *r, const struct route *routes)
+{
+	const struct route *rt;
+	const char *csrf;
+	int known;
+
+	if (cross_site(r)) {
+		req_error(r, 403, "cross_site_request",
+		    "Requests from other sites are refused.");
+		return;
+	}
+	if ((rt = find_route(routes, r->path, r->method, &known)) == NULL) {
+		if (known)
+			method_not_allowed(r, routes);
+		else
+			req_error(r, 404, "not_found", "No such API endpoint.");
+		return;
+	}
+	csrf = req_param(r, SERVE_CSRF_PARAM);
+	if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") &&
+	    (csrf == NULL || *csrf == '\0')) {
+		req_error(r, 403, "missing_csrf_header",
+		    "The X-Postern-CSRF header is required.");
+		return;
+	}
+	if ((rt->flags & ROUTE_SESSION) && load_session(r) == -1)
+		return;
+	if ((rt->flags & ROUTE_BUDGET) && !within_budget(r))
+		return;
+	rt->handler(r);
+	if (!r->head_sent)
+		req_end(r);
+}
+
+void serve_clear_cookie(struct req *r)
+{
+	char v[160];
+	int secure = r->app->cfg.cookie_secure == CFG_SECURE_YES ||
+	    (r->app->cfg.cookie_secure == CFG_SECURE_AUTO && r->https);
+
+	snprintf(v, sizeof(v), "%s=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0%s",
+	    SESS_COOKIE, secure ? "; Secure" : "");
+	req_header(r, "Set-Cookie", v);
+}
+
+/* The two transports behind struct req_io. */
+static int fcgx_read(void *ctx, char *p, int n)
+{
+	return FCGX_GetStr(p, n, ((FCGX_Request *)ctx)->in);
+}
+
+static int fcgx_write(void *ctx, const char *p, int n)
+{
+	return FCGX_PutStr(p, n, ((FCGX_Request *)ctx)->out) == n ? 0 : -1;
+}
+
+static int fcgx_flush(void *ctx)
+{
+	return FCGX_FFlush(((FCGX_Request *)ctx)->out);
+}
+
+static const char *fcgx_param(void *ctx, const char *name)
+{
+	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
+}
+
+static int cgi_read(void *ctx, char *p, int n)
+{
+	size_t got = fread(p, 1, (size_t)n, stdin);
+
+	return got == 0 && ferror(stdin) ? -1 : (int)got;
+}
+
+static int cgi_write(void *ctx, const char *p, int n)
+{
+	return fwrite(p, 1, (size_t)n, stdout) == (size_t)n ? 0 : -1;
+}
+
+static int cgi_flush(void *ctx)
+{
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+static const char *cgi_param(void *ctx, const char *name)
+{
+	return getenv(name);
+}
+
+static void serve_one(struct app *a, const struct req_io *io,
+    const struct route *routes)
+{
+	struct req r;
+
+	if (req_init(&r, a, io) == 0)
+		serve_dispatch(&r, routes);
+	req_free(&r);
+}
+
+static int serve_cgi(struct app *a, const struct route *routes)
+{
+	static const struct req_io io = { NULL, cgi_read, cgi_write, cgi_flush,
+	    cgi_param };
+
+	serve_one(a, &io, routes);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The listening socket: fd 0 as the web server or spawn-fcgi hands it
+ * over, or a Unix socket path given with -s. */
+static int listen_fd(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "-s")) {
+		if (argv[2][0] != '/') {
+			log_err("-s takes an absolute Unix socket path");
+			return -1;
+		}
+		unlink(argv[2]);
+		return FCGX_OpenSocket(argv[2], 128);
+	}
+	return 0;
+}
+
+static int serve_fcgi(struct app *a, const struct route *routes, int fd)
+{
+	static const struct req_io fcgx_io = { NULL, fcgx_read, fcgx_write,
+	    fcgx_flush, fcgx_param };
+	struct req_io io = fcgx_io;
+	FCGX_Request rq;
+
+	if (FCGX_InitRequest(&rq, fd, 0) != 0) {
+		log_err("cannot set up the FastCGI request");
+		return 1;
+	}
+	io.ctx = &rq;
+	while (FCGX_Accept_r(&rq) >= 0) {
+		serve_one(a, &io, routes);
+		FCGX_Finish_r(&rq);
+	}
+	FCGX_Free(&rq, 1);
+	return 0;
+}
+
+int serve_main(int argc, char **argv, const char *prog,
+    const struct route *routes)
+{
+	struct app a;
+	char err[512];
+	int rc, fd = 0, cgi;
+
+	log_init(prog, LOG_INFO);
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		log_err("libcurl failed to start");
+		return 1;
+	}
+	if (FCGX_Init() != 0 || (fd = listen_fd(argc, argv)) < 0) {
+		log_err("FastCGI failed to start");
+		return 1;
+	}
+	if (app_open(&a, NULL, err, sizeof(err)) == -1) {
+		log_err("%s", err);
+		return 1;
+	}
+	log_init(prog, (enum log_level)a.cfg.log_level);
+	cgi = fd == 0 && FCGX_IsCGI();
+	rc = cgi ? serve_cgi(&a, routes) : serve_fcgi(&a, routes, fd);
+	app_close(&a);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,36 @@
+/* serve: the front of every responder. Runs the FastCGI accept loop (or
+ * one CGI request when started as CGI), turns each request into a struct
+ * req and dispatches it through a route table. Method, cross-site, CSRF,
+ * session and API budget checks happen here once, never in a handler. */
+#ifndef POSTERN_SERVE_H
+#define POSTERN_SERVE_H
+
+#include "req.h"
+
+enum route_flags {
+	ROUTE_SESSION = 1,  /* needs a valid session cookie (r->sess set) */
+	ROUTE_BUDGET = 2,   /* counts against the per-session API budget */
+	ROUTE_PREFIX = 4    /* path is a prefix ("/api/blob/") */
+};
+
+struct route {
+	const char *method;
+	const char *path;
+	int flags;
+	void (*handler)(struct req *r);
+};
+
+/* The header a browser must send on every non-GET API call. A cross-site
+ * form cannot set it, and a cross-site script cannot without CORS. */
+#define SERVE_CSRF_PARAM "HTTP_X_POSTERN_CSRF"
+
+/* Runs a responder: reads the configuration, opens the state, and serves
+ * until the web server stops it. Returns the process exit status. */
+int serve_main(int argc, char **argv, const char *prog,
+    const struct route *routes);
+/* Answers one request that req_init accepted. */
+void serve_dispatch(struct req *r, const struct route *routes);
+/* The Set-Cookie value that ends the session cookie. */
+void serve_clear_cookie(struct req *r);
+
+#endif

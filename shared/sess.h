@@ -1,0 +1,67 @@
+/* sess: signed-in sessions in the shared database. The cookie holds
+ * "<id>.<secret>"; the database holds SHA-256 of the secret, and the
+ * credentials and session document sealed (AES-256-GCM) under a key derived
+ * from the cookie's secret, the server secret and a per-session salt. The
+ * database alone or the cookie alone reveals nothing. */
+#ifndef POSTERN_SESS_H
+#define POSTERN_SESS_H
+
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "buf.h"
+#include "seal.h"
+
+#define SESS_COOKIE "postern_session"
+#define SESS_ID_BYTES 16
+#define SESS_SECRET_BYTES 32
+#define SESS_ID_LEN 22       /* base64url of 16 bytes */
+#define SESS_SECRET_LEN 43   /* base64url of 32 bytes */
+#define SESS_COOKIE_LEN (SESS_ID_LEN + 1 + SESS_SECRET_LEN)
+
+struct sess {
+	char id[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
+	unsigned char key[SEAL_KEY_LEN];
+	struct buf creds;        /* "user\0pass", wiped when freed */
+	const char *user, *pass; /* into creds */
+	char *api_url, *download_url, *upload_url, *event_url;
+	int remember;
+	long long created, seen, expires;
+};
+
+/* What a new session stores beside the credentials. */
+struct sess_new {
+	const char *user, *pass;
+	int remember;
+	const char *doc;         /* the rewritten session document (JSON) */
+	const char *api_url, *download_url, *upload_url, *event_url;
+	const char *agent, *ip;
+};
+
+/* Creates a session; writes the cookie value (SESS_COOKIE_LEN + 1 bytes)
+ * into cookie. 0 or -1. */
+int sess_create(struct app *a, const struct sess_new *n, time_t now,
+    char *cookie);
+/* Finds the session of a cookie value and opens its credentials. Returns
+ * 0 with *out set (caller frees with sess_free), 1 when there is none (bad,
+ * unknown, altered or expired: an expired one is deleted), -1 on a database
+ * error. Marks the session seen (at most once a minute, to keep writes
+ * rare). */
+int sess_lookup(struct app *a, const char *cookie, time_t now, struct sess **out);
+/* The session document, opened into out. 0 or -1. */
+int sess_doc(struct app *a, const struct sess *s, struct buf *out);
+int sess_destroy(struct app *a, const char *id);
+/* The account's sessions as a JSON array (current one marked). */
+json_object *sess_list(struct app *a, const struct sess *s);
+/* Ends every session of the account but s: the count, or -1. */
+int sess_revoke_others(struct app *a, const struct sess *s);
+/* Deletes expired sessions: the count, or -1. */
+int sess_prune(struct app *a, time_t now);
+void sess_free(struct sess *s);
+/* The account key of a login (what groups one person's sessions). */
+void sess_account(const struct app *a, const char *user, char out[APP_KEY_HEX + 1]);
+
+#endif

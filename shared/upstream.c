@@ -1,0 +1,317 @@
+#include "upstream.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "log.h"
+
+struct upstream {
+	CURL *h;
+	const struct cfg *cfg;
+};
+
+/* What one call carries through libcurl's callbacks. */
+struct up_state {
+	struct up_call *call;
+	struct up_head head;
+	CURL *h;
+	int head_done;
+	long long got;
+	int aborted;
+};
+
+struct upstream *upstream_new(const struct cfg *c)
+{
+	struct upstream *up = calloc(1, sizeof(*up));
+
+	if (up == NULL)
+		return NULL;
+	if ((up->h = curl_easy_init()) == NULL) {
+		free(up);
+		return NULL;
+	}
+	up->cfg = c;
+	return up;
+}
+
+void upstream_free(struct upstream *up)
+{
+	if (up == NULL)
+		return;
+	curl_easy_cleanup(up->h);
+	free(up);
+}
+
+/* Copies a header value, trimmed, when it fits. */
+static void copy_value(char *out, size_t n, const char *v, size_t len)
+{
+	while (len && isspace((unsigned char)*v))
+		v++, len--;
+	while (len && isspace((unsigned char)v[len - 1]))
+		len--;
+	if (len >= n)
+		return;
+	memcpy(out, v, len);
+	out[len] = '\0';
+}
+
+static int header_is(const char *line, size_t n, const char *name, size_t *off)
+{
+	size_t k = strlen(name);
+
+	if (n <= k || strncasecmp(line, name, k) || line[k] != ':')
+		return 0;
+	*off = k + 1;
+	return 1;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
+{
+	struct up_state *s = ctx;
+	size_t n = size * nitems, off;
+	char num[32] = "";
+
+	if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
+		/* A new response (after a redirect or 100): forget the last. */
+		memset(&s->head, 0, sizeof(s->head));
+		s->head.content_length = -1;
+	} else if (header_is(line, n, "Content-Type", &off))
+		copy_value(s->head.content_type, sizeof(s->head.content_type),
+		    line + off, n - off);
+	else if (header_is(line, n, "Content-Encoding", &off))
+		copy_value(s->head.content_encoding,
+		    sizeof(s->head.content_encoding), line + off, n - off);
+	else if (header_is(line, n, "Retry-After", &off))
+		copy_value(s->head.retry_after, sizeof(s->head.retry_after),
+		    line + off, n - off);
+	else if (header_is(line, n, "Content-Length", &off)) {
+		copy_value(num, sizeof(num), line + off, n - off);
+		s->head.content_length = isdigit((unsigned char)num[0]) ?
+		    strtoll(num, NULL, 10) : -1;
+	}
+	return n;
+}
+
+static int deliver_head(struct up_state *s)
+{
+	s->head_done = 1;
+	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &s->head.status);
+	if (s->call->on_head && s->call->on_head(&s->head, s->call->ctx) == -1)
+		return s->aborted = -1;
+	return 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
+{
+	struct up_state *s = ctx;
+	size_t n = size * nmemb;
+
+	if (!s->head_done && deliver_head(s) == -1)
+		return 0;
+	s->got += (long long)n;
+	if (s->call->max_body && s->got > s->call->max_body) {
+		s->aborted = 1;  /* too large */
+		return 0;
+	}
+	if (s->call->on_body && s->call->on_body(p, n, s->call->ctx) == -1) {
+		s->aborted = -1;
+		return 0;
+	}
+	return n;
+}
+
+static size_t on_read(char *p, size_t size, size_t nmemb, void *ctx)
+{
+	struct up_state *s = ctx;
+	size_t n = s->call->read(p, size * nmemb, s->call->ctx);
+
+	if (n == (size_t)-1) {
+		s->aborted = -1;
+		return CURL_READFUNC_ABORT;
+	}
+	return n;
+}
+
+static struct curl_slist *call_headers(const struct up_call *c)
+{
+	struct curl_slist *l = NULL, *t;
+	char line[192];
+
+	/* No "Expect: 100-continue" round trip. */
+	l = curl_slist_append(l, "Expect:");
+	if (l && c->content_type) {
+		snprintf(line, sizeof(line), "Content-Type: %s", c->content_type);
+		if ((t = curl_slist_append(l, line)) == NULL)
+			goto fail;
+		l = t;
+	}
+	if (l && c->pass_gzip && (t = curl_slist_append(l,
+	    "Accept-Encoding: gzip")) == NULL)
+		goto fail;
+	return l;
+fail:
+	curl_slist_free_all(l);
+	return NULL;
+}
+
+/* Sets every option of a call; 0, or -1 when libcurl refused one. */
+static int call_setopts(struct upstream *up, struct up_call *c,
+    struct up_state *s, struct curl_slist *hdrs)
+{
+	CURL *h = up->h;
+	int bad = 0;
+
+#define SET(opt, val) bad |= curl_easy_setopt(h, opt, val) != CURLE_OK
+	SET(CURLOPT_URL, c->url);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_CONNECTTIMEOUT, up->cfg->upstream_connect_timeout);
+	SET(CURLOPT_TIMEOUT, up->cfg->upstream_timeout);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_HTTPHEADER, hdrs);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, s);
+	SET(CURLOPT_WRITEFUNCTION, on_write);
+	SET(CURLOPT_WRITEDATA, s);
+	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
+	if (up->cfg->upstream_ca_file)
+		SET(CURLOPT_CAINFO, up->cfg->upstream_ca_file);
+	if (c->user) {
+		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		SET(CURLOPT_USERNAME, c->user);
+		SET(CURLOPT_PASSWORD, c->pass);
+	}
+	if (c->follow) {
+		SET(CURLOPT_FOLLOWLOCATION, 1L);
+		SET(CURLOPT_MAXREDIRS, 3L);
+	}
+	if (c->max_body)
+		SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
+	if (!strcmp(c->method, "POST")) {
+		SET(CURLOPT_POST, 1L);
+		SET(CURLOPT_READFUNCTION, on_read);
+		SET(CURLOPT_READDATA, s);
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+	}
+#undef SET
+	return bad ? -1 : 0;
+}
+
+static enum up_result map_code(CURLcode rc, const struct up_state *s)
+{
+	switch (rc) {
+	case CURLE_OK:
+		return UP_OK;
+	case CURLE_OPERATION_TIMEDOUT:
+		return UP_TIMEOUT;
+	case CURLE_FILESIZE_EXCEEDED:
+		return UP_TOO_LARGE;
+	case CURLE_WRITE_ERROR:
+	case CURLE_ABORTED_BY_CALLBACK:
+	case CURLE_READ_ERROR:
+		return s->aborted == 1 ? UP_TOO_LARGE :
+		    s->aborted ? UP_ABORTED : UP_ERROR;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_WEIRD_SERVER_REPLY:
+		return UP_UNREACHABLE;
+	default:
+		return UP_ERROR;
+	}
+}
+
+int upstream_call(struct upstream *up, struct up_call *c)
+{
+	struct up_state s;
+	struct curl_slist *hdrs;
+	enum up_result res = UP_ERROR;
+	CURLcode rc;
+	char *url = NULL;
+
+	memset(&s, 0, sizeof(s));
+	s.call = c;
+	s.h = up->h;
+	s.head.content_length = -1;
+	c->final_url[0] = '\0';
+	c->status = 0;
+	curl_easy_reset(up->h);  /* keeps the connection cache */
+	if ((hdrs = call_headers(c)) == NULL)
+		return UP_ERROR;
+	if (call_setopts(up, c, &s, hdrs) == -1) {
+		log_err("upstream: libcurl refused an option");
+		goto out;
+	}
+	rc = curl_easy_perform(up->h);
+	res = map_code(rc, &s);
+	if (res != UP_OK && res != UP_ABORTED)
+		log_warn("upstream: %s: %s", c->url, curl_easy_strerror(rc));
+	if (res == UP_OK && !s.head_done && deliver_head(&s) == -1)
+		res = UP_ABORTED;
+	c->status = s.head.status;
+	if (curl_easy_getinfo(up->h, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
+		snprintf(c->final_url, sizeof(c->final_url), "%s", url);
+out:
+	curl_slist_free_all(hdrs);
+	return res;
+}
+
+/* Copies one part from src to dst (absent in src: cleared in dst). */
+static int copy_part(CURLU *dst, CURLU *src, CURLUPart part)
+{
+	char *v = NULL;
+	CURLUcode rc;
+
+	if (curl_url_get(src, part, &v, 0) != CURLUE_OK)
+		return curl_url_set(dst, part, NULL, 0) == CURLUE_OK ? 0 : -1;
+	rc = curl_url_set(dst, part, v, 0);
+	curl_free(v);
+	return rc == CURLUE_OK ? 0 : -1;
+}
+
+char *upstream_pin(const struct cfg *c, const char *base, const char *advertised)
+{
+	CURLU *u = curl_url(), *origin = curl_url();
+	char *tmp = NULL, *out = NULL;
+
+	if (!u || !origin)
+		goto out;
+	if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK ||
+	    curl_url_set(u, CURLUPART_URL, advertised, 0) != CURLUE_OK)
+		goto out;
+	/* Credentials and fragments never travel in a pinned URL. */
+	curl_url_set(u, CURLUPART_USER, NULL, 0);
+	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+	curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+	if (!c->upstream_follow_advertised) {
+		if (curl_url_set(origin, CURLUPART_URL, c->upstream, 0) != CURLUE_OK ||
+		    copy_part(u, origin, CURLUPART_SCHEME) == -1 ||
+		    copy_part(u, origin, CURLUPART_HOST) == -1 ||
+		    copy_part(u, origin, CURLUPART_PORT) == -1)
+			goto out;
+	}
+	if (curl_url_get(u, CURLUPART_URL, &tmp, 0) == CURLUE_OK)
+		out = strdup(tmp);
+out:
+	curl_free(tmp);
+	curl_url_cleanup(u);
+	curl_url_cleanup(origin);
+	return out;
+}
+
+char *upstream_join(const struct cfg *c, const char *path)
+{
+	return upstream_pin(c, c->upstream, path);
+}

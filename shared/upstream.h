@@ -1,0 +1,64 @@
+/* upstream: HTTP to the JMAP server through libcurl. One easy handle per
+ * process, reused so that connections stay alive; every call has timeouts,
+ * http(s) only, certificate checks on. Only an allow-list of response
+ * headers is ever read, so nothing else can reach the browser. */
+#ifndef POSTERN_UPSTREAM_H
+#define POSTERN_UPSTREAM_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+
+enum up_result {
+	UP_OK,           /* an HTTP answer came (any status) */
+	UP_UNREACHABLE,  /* no connection, reset, TLS failure, empty reply */
+	UP_TIMEOUT,
+	UP_ABORTED,      /* one of our callbacks stopped it */
+	UP_TOO_LARGE,    /* the answer passed max_body */
+	UP_ERROR
+};
+
+/* The response headers postern may use. */
+struct up_head {
+	long status;
+	long long content_length;   /* -1 when absent */
+	char content_type[128];
+	char content_encoding[32];
+	char retry_after[32];
+};
+
+struct up_call {
+	const char *method;         /* "GET" or "POST" */
+	const char *url;
+	const char *user, *pass;    /* Basic auth, both or neither */
+	const char *content_type;   /* of the request body */
+	long long body_len;         /* -1: sent chunked */
+	/* Fills p with up to n request body bytes: count, 0 at the end, or
+	 * (size_t)-1 to abort. NULL for no body. */
+	size_t (*read)(char *p, size_t n, void *ctx);
+	/* Called once when the status and headers are in, before any body;
+	 * -1 aborts. */
+	int (*on_head)(const struct up_head *h, void *ctx);
+	/* Body bytes as they come; -1 aborts. */
+	int (*on_body)(const char *p, size_t n, void *ctx);
+	void *ctx;
+	int follow;                 /* follow up to 3 redirects (GET) */
+	int pass_gzip;              /* ask for gzip and do not decode it */
+	long long max_body;         /* 0: no cap */
+	long status;                /* out: the HTTP status, 0 if none */
+	char final_url[1024];       /* out: the URL that answered */
+};
+
+struct upstream *upstream_new(const struct cfg *c);
+void upstream_free(struct upstream *up);
+int upstream_call(struct upstream *up, struct up_call *c);
+
+/* Resolves advertised against base (the session resource's URL) and, unless
+ * upstream_follow_advertised is set, replaces its scheme, host and port by
+ * the configured upstream's, keeping path and query. Returns a malloc'd
+ * URL or NULL when either does not parse. */
+char *upstream_pin(const struct cfg *c, const char *base, const char *advertised);
+/* The configured upstream joined with a path ("/.well-known/jmap"). */
+char *upstream_join(const struct cfg *c, const char *path);
+
+#endif

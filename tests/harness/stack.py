@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The whole postern stack on loopback: a private Cyrus JMAP server with the
+demo users and mail, an SMTP sink, and a real lighttpd running the postern
+responders as FastCGI (or as CGI). Used by the integration tests and by
+the demo (scripts/demo).
+
+    s = Stack(root, mode="fcgi", conf_extra={"api_budget": "25"})
+    s.start()          # prints nothing; raises with logs on failure
+    s.url              # http://127.0.0.1:PORT
+    s.stop()
+
+CLI (the demo):  python3 tests/harness/stack.py --port 8080 [--mode cgi]
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import cyrus as cyrus_mod  # noqa: E402
+import demo_mail  # noqa: E402
+
+SRCDIR = os.environ.get("POSTERN_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
+BUILDDIR = os.environ.get("POSTERN_BUILDDIR") or SRCDIR
+LIGHTTPD = os.environ.get("LIGHTTPD") or shutil.which("lighttpd") or "/usr/sbin/lighttpd"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def port_open(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Stack:
+    def __init__(self, root, mode="fcgi", port=None, conf_extra=None,
+                 seed=True, upstream=None):
+        self.root = os.path.abspath(root)
+        self.mode = mode
+        self.port = port or free_port()
+        self.conf_extra = conf_extra or {}
+        self.seed = seed
+        self.upstream = upstream   # another JMAP server instead of Cyrus
+        self.cyrus = None
+        self.lighttpd = None
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.conf_path = os.path.join(self.root, "postern.conf")
+        self.state_db = os.path.join(self.root, "state.db")
+        self.error_log = os.path.join(self.root, "lighttpd-error.log")
+
+    # -- parts ---------------------------------------------------------------
+
+    def start_cyrus(self):
+        http_port, smtp_port = free_port(), free_port()
+        self.cyrus = cyrus_mod.Cyrus(os.path.join(self.root, "cyrus"),
+                                     http_port, smtp_port)
+        self.cyrus.start()
+        for login, password in demo_mail.DEMO_USERS:
+            self.cyrus.add_user(login, password)
+        self.cyrus.start_sink()
+        if self.seed:
+            demo_mail.seed(self.cyrus)
+        return self.cyrus.base_url
+
+    def write_conf(self, upstream):
+        conf = {
+            "upstream": upstream,
+            "state_db": self.state_db,
+            "secret_file": os.path.join(self.root, "secret"),
+            "log_level": "info",
+            "pushd_socket": os.path.join(self.root, "run", "pushd.sock"),
+        }
+        conf.update(self.conf_extra)
+        with open(self.conf_path, "w") as f:
+            f.write("# written by tests/harness/stack.py\n")
+            for k, v in conf.items():
+                f.write(f"{k} = {v}\n")
+
+    def lighttpd_env(self):
+        env = dict(os.environ)
+        env.update({
+            "POSTERN_BIND": "127.0.0.1",
+            "POSTERN_PORT": str(self.port),
+            "POSTERN_WWW": os.path.join(SRCDIR, "www"),
+            "POSTERN_LIBEXEC": os.path.join(BUILDDIR, "fcgi"),
+            "POSTERN_CGI": os.path.join(BUILDDIR, "cgi-bin"),
+            "POSTERN_CONF": self.conf_path,
+            "POSTERN_RUN": os.path.join(self.root, "run"),
+            "POSTERN_LOG": self.error_log,
+        })
+        return env
+
+    def start_lighttpd(self):
+        os.makedirs(os.path.join(self.root, "run"), exist_ok=True)
+        name = "lighttpd.conf" if self.mode == "fcgi" else "lighttpd-cgi.conf"
+        conf = os.path.join(SRCDIR, "conf", name)
+        self.lighttpd = subprocess.Popen(
+            [LIGHTTPD, "-D", "-f", conf], env=self.lighttpd_env(),
+            stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_until(lambda: port_open(self.port) or self.lighttpd.poll() is not None,
+                       15, "lighttpd to listen")
+        except RuntimeError:
+            pass
+        if self.lighttpd.poll() is not None or not port_open(self.port):
+            raise RuntimeError("lighttpd did not start:\n" + self.log_tail())
+
+    def stop_lighttpd(self):
+        if self.lighttpd and self.lighttpd.poll() is None:
+            # lighttpd stops the FastCGI children it spawned.
+            self.lighttpd.send_signal(signal.SIGTERM)
+            try:
+                self.lighttpd.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.lighttpd.pid, signal.SIGKILL)
+                self.lighttpd.wait()
+        self.lighttpd = None
+
+    def log_tail(self, n=40):
+        try:
+            with open(self.error_log, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return "(no lighttpd error log)"
+
+    # -- whole ---------------------------------------------------------------
+
+    def start(self):
+        os.makedirs(self.root, exist_ok=True)
+        try:
+            upstream = self.upstream or self.start_cyrus()
+            self.write_conf(upstream)
+            self.start_lighttpd()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        self.stop_lighttpd()
+        if self.cyrus:
+            self.cyrus.stop()
+            self.cyrus = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Run postern locally on a private JMAP server.")
+    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--mode", choices=("fcgi", "cgi"), default="fcgi")
+    ap.add_argument("--root", default=None, help="state folder (default: a new one under /tmp)")
+    args = ap.parse_args()
+    root = args.root or os.path.join("/tmp", f"postern-demo-{os.getpid()}")
+    stack = Stack(root, mode=args.mode, port=args.port)
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
+    print("Starting the private JMAP server (Cyrus), demo mail and lighttpd...", flush=True)
+    stack.start()
+    print(f"\npostern is running: open {stack.url}/\n")
+    print("Demo accounts:")
+    for login, password in demo_mail.DEMO_USERS:
+        print(f"  {login:24} password: {password}")
+    print(f"\nState and logs: {root}\nPress Ctrl-C to stop.", flush=True)
+    try:
+        while not stopping:
+            time.sleep(0.5)
+            if stack.lighttpd.poll() is not None:
+                print("lighttpd stopped:\n" + stack.log_tail(), file=sys.stderr)
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print("Stopping...", flush=True)
+        stack.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""The foundation's integration checks, run against a real lighttpd with
+the postern responders and a real Cyrus. test_fcgi.py and test_cgi.py run
+the same suite in each way of running."""
+
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+from client import Client  # noqa: E402
+from stack import Stack  # noqa: E402
+from tap import Tap  # noqa: E402
+import demo_mail  # noqa: E402
+
+USERS = dict(demo_mail.DEMO_USERS)
+ALICE, BOB, CAROL = "alice@example.test", "bob@example.test", "carol@example.test"
+BUDGET = 40
+MAX_REQUEST = 256 * 1024
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def wait_for(pred, timeout, interval=0.25):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(interval)
+    return None
+
+
+class Suite:
+    def __init__(self, tap, stack):
+        self.t = tap
+        self.s = stack
+
+    def client(self):
+        return Client(self.s.url)
+
+    def signed_in(self, user):
+        c = self.client()
+        r = c.login(user, USERS[user])
+        if r.status != 200:
+            raise RuntimeError(f"sign-in of {user} failed: {r}")
+        return c
+
+    # -- sign-in ---------------------------------------------------------------
+
+    def sign_in(self):
+        t, c = self.t, self.client()
+        r = c.login(ALICE, USERS[ALICE])
+        t.eq(r.status, 200, "sign-in with the right password")
+        doc = r.json()
+        t.eq(doc.get("apiUrl"), "/api/jmap", "session apiUrl rewritten to /api/jmap")
+        t.eq(doc.get("downloadUrl"), "/api/blob/{accountId}/{blobId}/{name}?accept={type}",
+             "downloadUrl rewritten")
+        t.eq(doc.get("uploadUrl"), "/api/upload/{accountId}", "uploadUrl rewritten")
+        t.ok(doc.get("eventSourceUrl", "").startswith("/api/events?"), "eventSourceUrl rewritten")
+        t.ok(ALICE in doc.get("accounts", {}), "the session lists alice's account")
+        cookie = r.header("Set-Cookie") or ""
+        t.ok("HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie,
+             "session cookie is HttpOnly, SameSite, Path=/", cookie)
+        t.ok("Max-Age" not in cookie, "without remember the cookie ends with the browser")
+        t.ok(USERS[ALICE] not in r.body.decode(), "the password is not in the answer")
+        for k, v in SECURITY_HEADERS.items():
+            t.eq(r.header(k), v, f"sign-in answer carries {k}")
+        t.ok("frame-ancestors 'none'" in (r.header("Content-Security-Policy") or ""),
+             "CSP forbids framing")
+        r = c.request("GET", "/api/auth/session")
+        t.eq(r.status, 200, "GET /api/auth/session with the cookie")
+        t.eq(r.json().get("apiUrl"), "/api/jmap", "cached session document is the rewritten one")
+        r2 = self.client().login(ALICE, USERS[ALICE], remember=True)
+        t.ok("Max-Age=" in (r2.header("Set-Cookie") or ""), "remember gives a lasting cookie")
+
+    def bad_sign_in(self):
+        t, c = self.t, self.client()
+        r = c.login(ALICE, "wrong-password")
+        t.eq(r.status, 401, "wrong password refused with 401")
+        t.eq(r.json().get("error"), "invalid_credentials", "error code invalid_credentials")
+        t.eq(r.header("WWW-Authenticate"), None, "no WWW-Authenticate reaches the browser")
+        t.eq(c.cookie, None, "no cookie after a failed sign-in")
+        r = c.request("GET", "/api/auth/session")
+        t.eq(r.status, 401, "no session without sign-in")
+        t.eq(r.json().get("error"), "unauthenticated", "error code unauthenticated")
+        r = c.request("POST", "/api/auth/login", b'{"username": "x"', {"Content-Type": "application/json"})
+        t.eq(r.status, 400, "broken sign-in JSON is 400")
+        r = c.request("POST", "/api/auth/login", b"username=x", {"Content-Type": "application/x-www-form-urlencoded"})
+        t.eq(r.status, 415, "a form-encoded sign-in is 415")
+
+    def login_rate_limit(self):
+        t, c = self.t, self.client()
+        statuses = [c.login(BOB, f"wrong-{i}").status for i in range(10)]
+        t.eq(statuses, [401] * 10, "ten quick wrong passwords are each 401")
+        r = c.login(BOB, "wrong-10")
+        t.eq(r.status, 429, "the 11th quick wrong password is 429")
+        t.eq(r.json().get("error"), "rate_limited", "error code rate_limited")
+        ra = r.header("Retry-After") or ""
+        t.ok(ra.isdigit() and 0 < int(ra) <= 15 * 60, "429 carries Retry-After", ra)
+        r = c.login(BOB, USERS[BOB])
+        t.eq(r.status, 429, "even the right password waits out the limit")
+        r = self.client().login(CAROL, USERS[CAROL])
+        t.eq(r.status, 200, "another user from the same address still signs in")
+
+    # -- the relay -------------------------------------------------------------
+
+    def jmap_calls(self):
+        t, c = self.t, self.signed_in(ALICE)
+        r = c.jmap([["Mailbox/get", {"accountId": ALICE}, "0"]])
+        t.eq(r.status, 200, "Mailbox/get through /api/jmap")
+        boxes = r.json()["methodResponses"][0][1]["list"]
+        roles = {b.get("role") for b in boxes}
+        t.ok({"inbox", "sent", "drafts", "trash"} <= roles, "mailboxes with roles", roles)
+        for bad in ("WWW-Authenticate", "Upgrade", "Alt-Svc", "Set-Cookie"):
+            t.eq(r.header(bad), None, f"upstream {bad} is not passed on")
+        t.eq(r.header("Content-Encoding"), None, "no encoding when the client asks none")
+        inbox = next(b["id"] for b in boxes if b.get("role") == "inbox")
+        drafts = next(b["id"] for b in boxes if b.get("role") == "drafts")
+        r = c.jmap([["Email/query", {"accountId": ALICE, "filter": {"inMailbox": inbox},
+                                     "sort": [{"property": "receivedAt", "isAscending": False}],
+                                     "limit": 10}, "q"]])
+        ids = r.json()["methodResponses"][0][1].get("ids", [])
+        t.ok(r.status == 200 and len(ids) > 0, "Email/query lists the inbox", r)
+        r = c.jmap([["Email/set", {"accountId": ALICE, "update": {ids[0]: {"keywords/$flagged": True}}}, "s"],
+                    ["Email/get", {"accountId": ALICE, "ids": [ids[0]], "properties": ["keywords"]}, "g"]])
+        res = r.json()["methodResponses"]
+        t.ok(ids[0] in (res[0][1].get("updated") or {}), "Email/set flags a message", res)
+        t.ok(res[1][1]["list"][0]["keywords"].get("$flagged"), "the flag is stored")
+        r = c.jmap([["Mailbox/get", {"accountId": ALICE}, "0"]], headers={"Accept-Encoding": "gzip"})
+        t.eq(r.header("Content-Encoding"), "gzip", "gzip when the client asks")
+        t.ok(r.status == 200 and r.json()["methodResponses"][0][0] == "Mailbox/get",
+             "the gzip body is the JMAP answer")
+        self.submission(c, drafts)
+
+    def submission(self, c, drafts):
+        t = self.t
+        bob = self.signed_in(BOB)
+        subject = f"postern relay test {time.time_ns()}"
+        r = c.jmap([["Identity/get", {"accountId": ALICE}, "i"]])
+        ident = r.json()["methodResponses"][0][1]["list"][0]["id"]
+        email = {"mailboxIds": {drafts: True}, "keywords": {"$draft": True},
+                 "from": [{"email": ALICE}], "to": [{"email": BOB}], "subject": subject,
+                 "bodyValues": {"b": {"value": "Hello Bob, from the relay test."}},
+                 "textBody": [{"partId": "b", "type": "text/plain"}]}
+        r = c.jmap([["Email/set", {"accountId": ALICE, "create": {"m": email}}, "e"],
+                    ["EmailSubmission/set", {"accountId": ALICE, "create": {"s": {
+                        "identityId": ident, "emailId": "#m",
+                        "envelope": {"mailFrom": {"email": ALICE}, "rcptTo": [{"email": BOB}]}}}}, "x"]])
+        res = r.json()["methodResponses"]
+        t.ok("s" in (res[1][1].get("created") or {}), "EmailSubmission/set accepted", res)
+
+        def arrived():
+            q = bob.jmap([["Email/query", {"accountId": BOB, "sort": [{"property": "receivedAt", "isAscending": False}], "limit": 5}, "q"],
+                          ["Email/get", {"accountId": BOB, "#ids": {"resultOf": "q", "name": "Email/query", "path": "/ids"},
+                                         "properties": ["subject"]}, "g"]])
+            return any(m.get("subject") == subject for m in q.json()["methodResponses"][1][1]["list"])
+        t.ok(wait_for(arrived, 30), "alice's mail arrives in bob's inbox")
+
+    def bad_requests(self):
+        t, c = self.t, self.signed_in(CAROL)
+        r = c.request("POST", "/api/jmap", b'{"using": [', {"Content-Type": "application/json"})
+        t.eq((r.status, r.json().get("error")), (400, "bad_request"), "malformed JSON is 400 bad_request")
+        r = c.request("POST", "/api/jmap", b'[1, 2]', {"Content-Type": "application/json"})
+        t.eq(r.status, 400, "a JSON array is 400")
+        r = c.request("POST", "/api/jmap", b'{}', {"Content-Type": "text/plain"})
+        t.eq((r.status, r.json().get("error")), (415, "unsupported_media_type"), "wrong content type is 415")
+        big = b'{"using": [], "methodCalls": [], "pad": "' + b"x" * MAX_REQUEST + b'"}'
+        r = c.request("POST", "/api/jmap", big, {"Content-Type": "application/json"})
+        t.eq((r.status, r.json().get("error")), (413, "too_large"), "an oversized body is 413 too_large")
+        r = c.request("POST", "/api/jmap", {"using": [], "methodCalls": []}, csrf=False)
+        t.eq((r.status, r.json().get("error")), (403, "missing_csrf_header"), "no CSRF header is 403")
+        r = c.request("POST", "/api/jmap", {"using": [], "methodCalls": []},
+                      headers={"Sec-Fetch-Site": "cross-site"})
+        t.eq((r.status, r.json().get("error")), (403, "cross_site_request"), "a cross-site request is 403")
+        r = c.request("GET", "/api/jmap")
+        t.eq(r.status, 405, "GET /api/jmap is 405")
+        r = c.request("GET", "/api/auth/nothing")
+        t.eq((r.status, r.json().get("error")), (404, "not_found"), "unknown API path is 404")
+        r = self.client().jmap([["Mailbox/get", {"accountId": ALICE}, "0"]])
+        t.eq((r.status, r.json().get("error")), (401, "unauthenticated"), "/api/jmap without a session is 401")
+
+    def budget(self):
+        t, c = self.t, self.signed_in(CAROL)
+        calls = [["Core/echo", {"n": 1}, "0"]]
+        statuses = [c.jmap(calls).status for _ in range(BUDGET + 1)]
+        t.ok(statuses[:BUDGET - 2].count(200) == BUDGET - 2, "calls within the budget pass", statuses)
+        t.eq(statuses[-1], 429, "the API budget exceeded is 429")
+        r = c.jmap(calls)
+        t.ok(r.status == 429 and (r.header("Retry-After") or "").isdigit(),
+             "budget 429 carries Retry-After", r)
+        r = self.signed_in(CAROL).jmap(calls)
+        t.eq(r.status, 200, "another session has its own budget")
+
+    # -- sessions ---------------------------------------------------------------
+
+    def sessions(self):
+        t = self.t
+        a1, a2 = self.signed_in(ALICE), self.signed_in(ALICE)
+        r = a1.request("GET", "/api/auth/sessions")
+        lst = r.json().get("sessions", [])
+        t.ok(r.status == 200 and len(lst) >= 2 and sum(s["current"] for s in lst) == 1,
+             "sessions lists alice's devices, one current", r)
+        r = a1.request("POST", "/api/auth/sessions/revoke-others")
+        t.ok(r.status == 200 and r.json().get("revoked", 0) >= 1, "revoke-others ends the others", r)
+        t.eq(a2.request("GET", "/api/auth/session").status, 401, "a revoked device is signed out")
+        t.eq(a1.request("GET", "/api/auth/session").status, 200, "the current device stays")
+        r = a1.request("POST", "/api/auth/logout")
+        t.eq(r.status, 200, "logout")
+        t.eq(a1.cookie, None, "logout clears the cookie")
+        t.eq(a1.request("GET", "/api/auth/session").status, 401, "signed out after logout")
+
+    def expiry(self):
+        t, c = self.t, self.signed_in(CAROL)
+        sid = c.cookie.split(".")[0]
+        db = sqlite3.connect(self.s.state_db, timeout=10)
+        with db:
+            db.execute("UPDATE sessions SET seen = seen - 13 * 3600 WHERE id = ?", (sid,))
+        db.close()
+        r = c.request("GET", "/api/auth/session")
+        t.eq((r.status, r.json().get("error")), (401, "unauthenticated"), "an idle-expired session is 401")
+        r = c.jmap([["Core/echo", {}, "0"]])
+        t.eq(r.status, 401, "and cannot relay")
+
+    def no_clear_secrets(self):
+        t = self.t
+        data = b""
+        for suffix in ("", "-wal"):
+            try:
+                with open(self.s.state_db + suffix, "rb") as f:
+                    data += f.read()
+            except FileNotFoundError:
+                pass
+        t.ok(len(data) > 0, "the state database exists")
+        for user, pw in USERS.items():
+            t.ok(pw.encode() not in data, f"no password of {user.split('@')[0]} in the database")
+        t.ok(ALICE.encode() not in data, "no login in clear in the database")
+        mode = os.stat(self.s.state_db).st_mode & 0o777
+        t.eq(mode, 0o600, "the database is mode 0600")
+
+    def config_health(self):
+        t, c = self.t, self.client()
+        r = c.request("GET", "/api/config")
+        t.ok(r.status == 200 and "uploadMax" in r.json(), "/api/config", r)
+        r = c.request("GET", "/api/health")
+        t.ok(r.status == 200 and r.json().get("database") == "ok", "/api/health", r)
+        r = c.request("GET", "/")
+        t.ok(r.status == 200 and b"<html" in r.body.lower(), "the app's index is served")
+        t.ok("frame-ancestors 'none'" in (r.header("Content-Security-Policy") or ""),
+             "the app is served with a CSP", r.headers)
+
+    def upstream_down(self):
+        t = self.t
+        c = self.signed_in(CAROL)
+        self.s.cyrus.stop()
+        self.s.cyrus = None
+        r = c.jmap([["Core/echo", {}, "0"]])
+        t.eq((r.status, r.json().get("error")), (502, "upstream_error"), "relay with the mail server down is 502")
+        d = self.client()
+        statuses = [d.login(ALICE, "whatever").status for _ in range(12)]
+        t.eq(statuses, [502] * 12, "sign-in with the mail server down is 502, never a lockout")
+        r = d.login(ALICE, USERS[ALICE])
+        msg = r.json().get("message", "")
+        t.ok(r.status == 502 and "not a problem with your password" in msg,
+             "the message says it is not the password", r)
+
+    def run(self):
+        for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "bad_requests",
+                     "budget", "sessions", "expiry", "login_rate_limit", "no_clear_secrets",
+                     "upstream_down"):
+            self.t.run(name, getattr(self, name))
+
+
+def main(mode):
+    tap = Tap()
+    root = tempfile.mkdtemp(prefix=f"postern-it-{mode}-")
+    stack = Stack(root, mode=mode, conf_extra={"api_budget": str(BUDGET),
+                                               "max_request": f"{MAX_REQUEST // 1024}K"})
+    try:
+        stack.start()
+    except Exception as e:
+        tap.bail(f"the stack did not start: {e}")
+    try:
+        Suite(tap, stack).run()
+    finally:
+        stack.stop()
+        if tap.failed:
+            print(f"# lighttpd error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+    return tap.done()
