@@ -54,14 +54,15 @@ int js_check_init(struct js_check *c)
 	c->tok = json_tokener_new_ex(JS_MAX_DEPTH);
 	if (c->tok == NULL)
 		return -1;
-	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT);
+	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
 	return 0;
 }
 
 static int only_space(const char *p, size_t n)
 {
 	for (; n; p++, n--)
-		if (!strchr(" \t\r\n", *p))
+		if (*p == '\0' || !strchr(" \t\r\n", *p))
 			return 0;
 	return 1;
 }
@@ -73,7 +74,7 @@ int js_check_feed(struct js_check *c, const char *p, size_t n)
 	if (c->state == 1) {
 		if (!only_space(p, n))
 			c->state = -1;
-		return c->state;
+		return c->state == -1 ? -1 : 0;
 	}
 	if (c->state == -1 || n == 0)
 		return c->state;

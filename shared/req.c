@@ -219,18 +219,31 @@ int req_media_type(const struct req *r, char *out, size_t n)
 	return 0;
 }
 
+/* Whether a "gzip" coding at p carries a q-value of zero. */
+static int q_is_zero(const char *p)
+{
+	char *end;
+
+	p += strspn(p, " \t");
+	if (*p != ';')
+		return 0;
+	p += 1 + strspn(p + 1, " \t");
+	if ((*p != 'q' && *p != 'Q') || p[1] != '=')
+		return 0;
+	return strtod(p + 2, &end) == 0.0 && end != p + 2;
+}
+
 int req_accepts_gzip(const struct req *r)
 {
 	const char *v = req_param(r, "HTTP_ACCEPT_ENCODING");
 	const char *p;
 
-	if (v == NULL || (p = strstr(v, "gzip")) == NULL)
-		return 0;
-	/* "gzip;q=0" declines it. */
-	p += 4;
-	while (*p == ' ')
-		p++;
-	return strncmp(p, ";q=0", 4) || p[4] == '.' ? 1 : 0;
+	for (p = v; p && (p = strcasestr(p, "gzip")) != NULL; p += 4) {
+		if (p > v && !strchr(" ,\t", p[-1]))
+			continue;   /* part of another token, e.g. "x-gzip" */
+		return !q_is_zero(p + 4);
+	}
+	return 0;
 }
 
 long req_read(struct req *r, char *p, size_t n)

@@ -186,6 +186,10 @@ long seal_b64url_decode(const char *s, size_t n, unsigned char *out, size_t outl
 			out[o++] = (unsigned char)(v >> bits);
 		}
 	}
+	/* The bits left over must be zero: otherwise two spellings would
+	 * decode alike and an altered cookie would still open a session. */
+	if (bits && (v & ((1UL << bits) - 1)))
+		return -1;
 	return (long)o;
 }
 

@@ -1,3 +1,23 @@
 # Unit tests: one cmocka program per module, printing TAP.
 UNIT_TESTS += tests/unit/test_buf
 tests_unit_test_buf_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_cfg
+tests_unit_test_cfg_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_seal
+tests_unit_test_seal_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_js
+tests_unit_test_js_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_upstream
+tests_unit_test_upstream_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_login
+tests_unit_test_login_LDADD = $(UNIT_LIBS)
+# These open a whole struct app through tests/unit/testapp.h.
+UNIT_TESTS += tests/unit/test_rate
+tests_unit_test_rate_SOURCES = tests/unit/test_rate.c tests/unit/testapp.h
+tests_unit_test_rate_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_sess
+tests_unit_test_sess_SOURCES = tests/unit/test_sess.c tests/unit/testapp.h
+tests_unit_test_sess_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_req
+tests_unit_test_req_SOURCES = tests/unit/test_req.c tests/unit/testapp.h
+tests_unit_test_req_LDADD = $(UNIT_LIBS)

@@ -1,0 +1,181 @@
+/* rate: fixed-window counters in the shared database. Times are fixed
+ * values, never the clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "rate.h"
+#include "testapp.h"
+
+/* A window start: 60 s windows start at multiples of 60. */
+#define T0 ((time_t)1700000040)
+
+static void first_hits_within_limit_allowed(void **state)
+{
+	struct testapp *t = *state;
+	long retry = -5;
+
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 10, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 20, &retry), 0);
+	/* retry_after is only set when limited. */
+	assert_int_equal(retry, -5);
+}
+
+static void hit_past_limit_limited_until_window_end(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + i, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 15, &retry), 1);
+	assert_int_equal(retry, 45);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 59, &retry), 1);
+	assert_int_equal(retry, 1);
+}
+
+static void new_window_resets(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		rate_hit(&t->app, "k", 3, 60, T0 + 30, &retry);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 59, &retry), 1);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 60, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 61, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 62, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 63, &retry), 1);
+	assert_int_equal(retry, 57);
+}
+
+static void windows_are_aligned(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	/* A first hit late in a window does not start a window of its own. */
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0 + 50, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0 + 55, &retry), 1);
+	assert_int_equal(retry, 5);
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0 + 60, &retry), 0);
+}
+
+static void refund_takes_one_back(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0, &retry), 0);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0 + 1), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 2, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 3, 60, T0 + 3, &retry), 1);
+}
+
+static void refund_never_goes_negative(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0, &retry), 0);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0), 0);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0), 0);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0, &retry), 1);
+}
+
+static void refund_in_other_window_does_nothing(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0, &retry), 0);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0 + 60), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 1, 60, T0 + 1, &retry), 1);
+}
+
+static void keys_are_separate(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "login-ip:192.0.2.1", 1, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "login-ip:192.0.2.1", 1, 60, T0, &retry), 1);
+	assert_int_equal(rate_hit(&t->app, "login-ip:192.0.2.2", 1, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "login-ip:192.0.2.10", 1, 60, T0, &retry), 0);
+	/* Same key, other window length: another window. */
+	assert_int_equal(rate_hit(&t->app, "login-ip:192.0.2.1", 1, 3600,
+	    (T0 / 3600 + 1) * 3600, &retry), 0);
+}
+
+static void keys_not_stored_in_clear(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "login-user:192.0.2.1alice", 3, 60,
+	    T0, &retry), 0);
+	assert_int_equal(testapp_count(t,
+	    "SELECT count(*) FROM rate WHERE key LIKE '%alice%'"
+	    " OR key LIKE '%192.0.2%'"), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
+}
+
+static void prune_deletes_ended_windows(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "a", 5, 60, T0 + 1, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "b", 5, 60, T0 + 2, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "c", 5, 3600, T0 + 3, &retry), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 3);
+	assert_int_equal(rate_prune(&t->app, T0 + 59), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 3);
+	assert_int_equal(rate_prune(&t->app, T0 + 60), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
+	assert_int_equal(rate_prune(&t->app, (T0 / 3600 + 1) * 3600), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 0);
+}
+
+static void new_window_prunes_old_ones(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit(&t->app, "a", 5, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "b", 5, 60, T0, &retry), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 2);
+	/* The first hit of a later window clears the ended ones. */
+	assert_int_equal(rate_hit(&t->app, "a", 5, 60, T0 + 120, &retry), 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(first_hits_within_limit_allowed),
+		T(hit_past_limit_limited_until_window_end),
+		T(new_window_resets),
+		T(windows_are_aligned),
+		T(refund_takes_one_back),
+		T(refund_never_goes_negative),
+		T(refund_in_other_window_does_nothing),
+		T(keys_are_separate),
+		T(keys_not_stored_in_clear),
+		T(prune_deletes_ended_windows),
+		T(new_window_prunes_old_ones),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1029 @@
+/* req + serve_dispatch: one request through a fake transport (CGI
+ * variables from a table, body from a string, output into a buffer) and a
+ * small route table of the tests' own. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+
+#include "js.h"
+#include "req.h"
+#include "serve.h"
+#include "sess.h"
+#include "testapp.h"
+
+#define USER "alice@example.test"
+/* A 60 s window starts at T0: the API budget's windows are aligned. */
+#define T0 ((time_t)1700000040)
+
+/* ---- the fake transport ---- */
+
+struct fake {
+	const char *params[64];  /* name, value, ..., NULL */
+	int nparams;
+	const char *body;
+	size_t body_len, pos;
+	int asked_max;           /* the most one read asked for */
+	int reads;
+	struct buf out;
+	int flushes;
+};
+
+static int f_read(void *ctx, char *p, int n)
+{
+	struct fake *f = ctx;
+	size_t k = f->body_len - f->pos;
+
+	f->reads++;
+	if (n > f->asked_max)
+		f->asked_max = n;
+	if (k > (size_t)n)
+		k = (size_t)n;
+	memcpy(p, f->body + f->pos, k);
+	f->pos += k;
+	return (int)k;
+}
+
+static int f_write(void *ctx, const char *p, int n)
+{
+	struct fake *f = ctx;
+
+	return buf_append(&f->out, p, (size_t)n);
+}
+
+static int f_flush(void *ctx)
+{
+	((struct fake *)ctx)->flushes++;
+	return 0;
+}
+
+static const char *f_param(void *ctx, const char *name)
+{
+	struct fake *f = ctx;
+	int i;
+
+	for (i = 0; i + 1 < f->nparams; i += 2)
+		if (!strcmp(f->params[i], name))
+			return f->params[i + 1];
+	return NULL;
+}
+
+static void fake_init(struct fake *f, const char *method, const char *uri)
+{
+	memset(f, 0, sizeof(*f));
+	buf_init(&f->out, 1 << 20);
+	f->body = "";
+	if (method) {
+		f->params[f->nparams++] = "REQUEST_METHOD";
+		f->params[f->nparams++] = method;
+	}
+	if (uri) {
+		f->params[f->nparams++] = "REQUEST_URI";
+		f->params[f->nparams++] = uri;
+	}
+	f->params[f->nparams++] = "REMOTE_ADDR";
+	f->params[f->nparams++] = "192.0.2.50";
+}
+
+/* Adds (or, being earlier in the table, overrides) a CGI variable. */
+static void fake_set(struct fake *f, const char *name, const char *value)
+{
+	int i;
+
+	for (i = 0; i + 1 < f->nparams; i += 2)
+		if (!strcmp(f->params[i], name)) {
+			f->params[i + 1] = value;
+			return;
+		}
+	assert_true(f->nparams + 2 < 64);
+	f->params[f->nparams++] = name;
+	f->params[f->nparams++] = value;
+}
+
+static void fake_body(struct fake *f, const char *body)
+{
+	f->body = body;
+	f->body_len = strlen(body);
+}
+
+static struct req_io fake_io(struct fake *f)
+{
+	struct req_io io = { f, f_read, f_write, f_flush, f_param };
+
+	return io;
+}
+
+/* ---- the routes ---- */
+
+static int calls;
+static char seen_user[128];
+
+static void h_ok(struct req *r)
+{
+	json_object *o = json_object_new_object();
+
+	calls++;
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+static void h_me(struct req *r)
+{
+	calls++;
+	assert_non_null(r->sess);
+	snprintf(seen_user, sizeof(seen_user), "%s", r->sess->user);
+	req_status(r, 204);
+	/* serve_dispatch ends what the handler did not. */
+}
+
+static const struct route routes[] = {
+	{ "GET", "/api/ping", 0, h_ok },
+	{ "POST", "/api/ping", 0, h_ok },
+	{ "GET", "/api/me", ROUTE_SESSION, h_me },
+	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET, h_ok },
+	{ "GET", "/api/blob/", ROUTE_SESSION | ROUTE_PREFIX, h_me },
+	{ NULL, NULL, 0, NULL },
+};
+
+/* Runs one request through req_init and serve_dispatch; now, when not 0,
+ * replaces the clock. */
+static void run_at(struct testapp *t, struct fake *f, time_t now)
+{
+	struct req_io io = fake_io(f);
+	struct req r;
+
+	f->body_len = strlen(f->body);
+	if (req_init(&r, &t->app, &io) == 0) {
+		if (now)
+			r.now = now;
+		serve_dispatch(&r, routes);
+	}
+	req_free(&r);
+}
+
+static void run(struct testapp *t, struct fake *f)
+{
+	run_at(t, f, 0);
+}
+
+/* ---- reading the response ---- */
+
+static int status_of(const struct fake *f)
+{
+	int s = 0;
+
+	if (sscanf(buf_str(&f->out), "Status: %d ", &s) != 1)
+		fail_msg("no Status line in \"%s\"", buf_str(&f->out));
+	return s;
+}
+
+/* The value of header name (first one), or NULL; into v. */
+static const char *header_of(const struct fake *f, const char *name,
+    char *v, size_t n)
+{
+	const char *p = buf_str(&f->out), *end = strstr(p, "\r\n\r\n");
+	const char *eol;
+	size_t k = strlen(name);
+
+	assert_non_null(end);
+	while (p < end) {
+		eol = strstr(p, "\r\n");
+		if (!strncasecmp(p, name, k) && p[k] == ':') {
+			p += k + 1;
+			while (*p == ' ')
+				p++;
+			snprintf(v, n, "%.*s", (int)(eol - p), p);
+			return v;
+		}
+		p = eol + 2;
+	}
+	return NULL;
+}
+
+static int header_count(const struct fake *f, const char *name)
+{
+	const char *p = buf_str(&f->out), *end = strstr(p, "\r\n\r\n");
+	size_t k = strlen(name);
+	int n = 0;
+
+	while (p && p < end) {
+		if (!strncasecmp(p, name, k) && p[k] == ':')
+			n++;
+		p = strstr(p, "\r\n");
+		p = p ? p + 2 : NULL;
+	}
+	return n;
+}
+
+static const char *body_of(const struct fake *f)
+{
+	const char *p = strstr(buf_str(&f->out), "\r\n\r\n");
+
+	assert_non_null(p);
+	return p + 4;
+}
+
+/* The "error" member of the JSON body, into code. */
+static const char *error_of(const struct fake *f, char *code, size_t n)
+{
+	const char *b = body_of(f);
+	json_object *o = js_parse(b, strlen(b));
+
+	if (o == NULL)
+		fail_msg("body is not a JSON object: \"%s\"", b);
+	snprintf(code, n, "%s", js_str(o, "error") ? js_str(o, "error") : "");
+	json_object_put(o);
+	return code;
+}
+
+static void assert_security_headers(const struct fake *f)
+{
+	char v[512];
+
+	assert_non_null(header_of(f, "X-Content-Type-Options", v, sizeof(v)));
+	assert_string_equal(v, "nosniff");
+	assert_non_null(header_of(f, "Content-Security-Policy", v, sizeof(v)));
+	assert_non_null(strstr(v, "frame-ancestors 'none'"));
+	assert_non_null(strstr(v, "default-src 'none'"));
+	assert_non_null(header_of(f, "X-Frame-Options", v, sizeof(v)));
+	assert_string_equal(v, "DENY");
+	assert_non_null(header_of(f, "Referrer-Policy", v, sizeof(v)));
+	assert_string_equal(v, "no-referrer");
+	assert_non_null(header_of(f, "Cache-Control", v, sizeof(v)));
+	assert_string_equal(v, "no-store");
+	assert_int_equal(header_count(f, "Cache-Control"), 1);
+}
+
+/* Status, error code and the security headers in one go. */
+static void assert_error(const struct fake *f, int status, const char *code)
+{
+	char got[64];
+
+	assert_int_equal(status_of(f), status);
+	assert_string_equal(error_of(f, got, sizeof(got)), code);
+	assert_security_headers(f);
+}
+
+/* A session for USER at now; its cookie. */
+static void make_session(struct testapp *t, time_t now,
+    char cookie[SESS_COOKIE_LEN + 1])
+{
+	struct sess_new n;
+
+	memset(&n, 0, sizeof(n));
+	n.user = USER;
+	n.pass = "pw-123456";
+	n.doc = "{}";
+	n.api_url = n.download_url = n.upload_url = n.event_url = "";
+	assert_int_equal(sess_create(&t->app, &n, now, cookie), 0);
+}
+
+static int setup(void **state)
+{
+	calls = 0;
+	seen_user[0] = '\0';
+	return testapp_setup(state);
+}
+
+/* ---- dispatch ---- */
+
+static void route_answers_with_security_headers(void **state)
+{
+	struct fake f;
+
+	fake_init(&f, "GET", "/api/ping?x=1");
+	run(*state, &f);
+	assert_int_equal(status_of(&f), 200);
+	assert_security_headers(&f);
+	assert_string_equal(body_of(&f), "{\"ok\":true}");
+	assert_int_equal(calls, 1);
+	assert_true(f.flushes >= 1);
+	buf_free(&f.out);
+}
+
+static void unknown_path_404(void **state)
+{
+	struct fake f;
+
+	fake_init(&f, "GET", "/api/pingx");
+	run(*state, &f);
+	assert_error(&f, 404, "not_found");
+	assert_int_equal(calls, 0);
+	buf_free(&f.out);
+	/* A prefix route matches only below its path. */
+	fake_init(&f, "GET", "/api/blo");
+	run(*state, &f);
+	assert_error(&f, 404, "not_found");
+	buf_free(&f.out);
+}
+
+static void wrong_method_405_with_allow(void **state)
+{
+	struct fake f;
+	char v[64];
+
+	fake_init(&f, "DELETE", "/api/ping");
+	fake_set(&f, SERVE_CSRF_PARAM, "1");
+	run(*state, &f);
+	assert_error(&f, 405, "method_not_allowed");
+	assert_non_null(header_of(&f, "Allow", v, sizeof(v)));
+	assert_string_equal(v, "GET, POST");
+	assert_int_equal(calls, 0);
+	buf_free(&f.out);
+
+	fake_init(&f, "POST", "/api/me");
+	fake_set(&f, SERVE_CSRF_PARAM, "1");
+	run(*state, &f);
+	assert_error(&f, 405, "method_not_allowed");
+	assert_non_null(header_of(&f, "Allow", v, sizeof(v)));
+	assert_string_equal(v, "GET");
+	buf_free(&f.out);
+}
+
+static void post_without_csrf_header_403(void **state)
+{
+	struct fake f;
+
+	fake_init(&f, "POST", "/api/ping");
+	run(*state, &f);
+	assert_error(&f, 403, "missing_csrf_header");
+	buf_free(&f.out);
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, SERVE_CSRF_PARAM, "");
+	run(*state, &f);
+	assert_error(&f, 403, "missing_csrf_header");
+	buf_free(&f.out);
+	assert_int_equal(calls, 0);
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, SERVE_CSRF_PARAM, "1");
+	run(*state, &f);
+	assert_int_equal(status_of(&f), 200);
+	assert_int_equal(calls, 1);
+	buf_free(&f.out);
+}
+
+static void csrf_checked_before_session(void **state)
+{
+	struct fake f;
+
+	/* No cookie either: the CSRF refusal comes first. */
+	fake_init(&f, "POST", "/api/jmap");
+	run(*state, &f);
+	assert_error(&f, 403, "missing_csrf_header");
+	assert_int_equal(header_count(&f, "Set-Cookie"), 0);
+	buf_free(&f.out);
+}
+
+static void cross_site_403(void **state)
+{
+	static const char *const refused[] = { "cross-site", "same-site", "x" };
+	struct fake f;
+	size_t i;
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		fake_init(&f, "GET", "/api/ping");
+		fake_set(&f, "HTTP_SEC_FETCH_SITE", refused[i]);
+		run(*state, &f);
+		assert_error(&f, 403, "cross_site_request");
+		buf_free(&f.out);
+	}
+	/* Before anything else, even on an unknown path. */
+	fake_init(&f, "GET", "/api/nothing");
+	fake_set(&f, "HTTP_SEC_FETCH_SITE", "cross-site");
+	run(*state, &f);
+	assert_error(&f, 403, "cross_site_request");
+	buf_free(&f.out);
+	assert_int_equal(calls, 0);
+}
+
+static void same_origin_and_none_pass(void **state)
+{
+	static const char *const ok[] = { "same-origin", "none" };
+	struct fake f;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		fake_init(&f, "GET", "/api/ping");
+		fake_set(&f, "HTTP_SEC_FETCH_SITE", ok[i]);
+		run(*state, &f);
+		assert_int_equal(status_of(&f), 200);
+		buf_free(&f.out);
+	}
+	assert_int_equal(calls, 2);
+}
+
+static void session_route_without_cookie_401(void **state)
+{
+	struct fake f;
+	char v[256];
+
+	fake_init(&f, "GET", "/api/me");
+	fake_set(&f, "HTTP_COOKIE", "theme=dark");
+	run(*state, &f);
+	assert_error(&f, 401, "unauthenticated");
+	assert_non_null(header_of(&f, "Set-Cookie", v, sizeof(v)));
+	assert_int_equal(strncmp(v, SESS_COOKIE "=;", strlen(SESS_COOKIE) + 2), 0);
+	assert_non_null(strstr(v, "Max-Age=0"));
+	assert_non_null(strstr(v, "Path=/"));
+	assert_non_null(strstr(v, "HttpOnly"));
+	/* Plain http and cookie_secure = auto: no Secure. */
+	assert_null(strstr(v, "Secure"));
+	assert_int_equal(calls, 0);
+	buf_free(&f.out);
+}
+
+static void clearing_cookie_secure_over_https(void **state)
+{
+	struct fake f;
+	char v[256];
+
+	fake_init(&f, "GET", "/api/me");
+	fake_set(&f, "HTTPS", "on");
+	run(*state, &f);
+	assert_error(&f, 401, "unauthenticated");
+	assert_non_null(header_of(&f, "Set-Cookie", v, sizeof(v)));
+	assert_non_null(strstr(v, "; Secure"));
+	buf_free(&f.out);
+}
+
+static void session_route_with_bad_cookie_401(void **state)
+{
+	char cookie[SESS_COOKIE_LEN + 1], hdr[200];
+	struct fake f;
+
+	make_session(*state, time(NULL), cookie);
+	cookie[SESS_ID_LEN + 3] = cookie[SESS_ID_LEN + 3] == 'A' ? 'B' : 'A';
+	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
+	fake_init(&f, "GET", "/api/me");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run(*state, &f);
+	assert_error(&f, 401, "unauthenticated");
+	assert_int_equal(header_count(&f, "Set-Cookie"), 1);
+	assert_int_equal(calls, 0);
+	buf_free(&f.out);
+}
+
+static void session_route_with_cookie_reaches_handler(void **state)
+{
+	char cookie[SESS_COOKIE_LEN + 1], hdr[200];
+	struct fake f;
+
+	make_session(*state, T0, cookie);
+	snprintf(hdr, sizeof(hdr), "theme=dark; " SESS_COOKIE "=%s; lang=en",
+	    cookie);
+	fake_init(&f, "GET", "/api/me");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run_at(*state, &f, T0 + 1);
+	assert_int_equal(status_of(&f), 204);
+	assert_security_headers(&f);
+	assert_int_equal(header_count(&f, "Set-Cookie"), 0);
+	assert_int_equal(calls, 1);
+	assert_string_equal(seen_user, USER);
+	buf_free(&f.out);
+	/* A prefix route too. */
+	fake_init(&f, "GET", "/api/blob/acc/blob/name");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run_at(*state, &f, T0 + 2);
+	assert_int_equal(status_of(&f), 204);
+	assert_int_equal(calls, 2);
+	buf_free(&f.out);
+}
+
+static void api_budget_429_on_third_call(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1], hdr[200], v[32];
+	struct fake f;
+	int i;
+
+	t->app.cfg.api_budget = 2;
+	make_session(t, T0, cookie);
+	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
+	for (i = 0; i < 3; i++) {
+		fake_init(&f, "POST", "/api/jmap");
+		fake_set(&f, SERVE_CSRF_PARAM, "1");
+		fake_set(&f, "HTTP_COOKIE", hdr);
+		run_at(t, &f, T0 + 10 + i);
+		if (i < 2) {
+			assert_int_equal(status_of(&f), 200);
+			assert_null(header_of(&f, "Retry-After", v, sizeof(v)));
+		} else {
+			assert_error(&f, 429, "rate_limited");
+			assert_non_null(header_of(&f, "Retry-After", v, sizeof(v)));
+			/* The window ends at T0 + 60. */
+			assert_string_equal(v, "48");
+		}
+		buf_free(&f.out);
+	}
+	assert_int_equal(calls, 2);
+	/* Routes outside the budget still answer. */
+	fake_init(&f, "GET", "/api/me");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run_at(t, &f, T0 + 20);
+	assert_int_equal(status_of(&f), 204);
+	buf_free(&f.out);
+	/* The next window starts afresh. */
+	fake_init(&f, "POST", "/api/jmap");
+	fake_set(&f, SERVE_CSRF_PARAM, "1");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run_at(t, &f, T0 + 60);
+	assert_int_equal(status_of(&f), 200);
+	buf_free(&f.out);
+}
+
+static void api_budget_zero_is_off(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1], hdr[200];
+	struct fake f;
+	int i;
+
+	t->app.cfg.api_budget = 0;
+	make_session(t, T0, cookie);
+	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
+	for (i = 0; i < 5; i++) {
+		fake_init(&f, "POST", "/api/jmap");
+		fake_set(&f, SERVE_CSRF_PARAM, "1");
+		fake_set(&f, "HTTP_COOKIE", hdr);
+		run_at(t, &f, T0 + 1);
+		assert_int_equal(status_of(&f), 200);
+		buf_free(&f.out);
+	}
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 0);
+}
+
+/* ---- req_init and the helpers, on a request of their own ---- */
+
+/* req_init over f; the result. */
+static int init(struct testapp *t, struct fake *f, struct req *r)
+{
+	struct req_io io = fake_io(f);
+
+	f->body_len = strlen(f->body);
+	return req_init(r, &t->app, &io);
+}
+
+static void bad_request_target_400(void **state)
+{
+	static const char *const bad[] = { "api/ping", "", "http://x/api" };
+	struct fake f;
+	struct req r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake_init(&f, "GET", bad[i]);
+		assert_int_equal(init(*state, &f, &r), -1);
+		req_free(&r);
+		assert_error(&f, 400, "bad_request");
+		buf_free(&f.out);
+	}
+	fake_init(&f, "GET", NULL);
+	assert_int_equal(init(*state, &f, &r), -1);
+	req_free(&r);
+	assert_error(&f, 400, "bad_request");
+	buf_free(&f.out);
+}
+
+static void path_and_query_split(void **state)
+{
+	struct fake f;
+	struct req r;
+
+	fake_init(&f, "GET", "/api/blob/a/b/c?accept=image/png&x=?");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_string_equal(r.path, "/api/blob/a/b/c");
+	assert_string_equal(r.query, "accept=image/png&x=?");
+	assert_string_equal(r.method, "GET");
+	assert_true(r.content_length == -1);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void bad_content_length_400(void **state)
+{
+	static const char *const bad[] = {
+		"abc", "-1", "5x", "+5", " 5", "5 ", "0x10", "99999999999999999999",
+	};
+	struct fake f;
+	struct req r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake_init(&f, "POST", "/api/ping");
+		fake_set(&f, SERVE_CSRF_PARAM, "1");
+		fake_set(&f, "CONTENT_LENGTH", bad[i]);
+		if (init(*state, &f, &r) != -1)
+			fail_msg("Content-Length \"%s\" was accepted", bad[i]);
+		req_free(&r);
+		assert_error(&f, 400, "bad_request");
+		buf_free(&f.out);
+	}
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_true(r.content_length == -1);
+	req_free(&r);
+	buf_free(&f.out);
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "0");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_true(r.content_length == 0);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_stops_at_content_length(void **state)
+{
+	struct fake f;
+	struct req r;
+	char p[100];
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "5");
+	fake_body(&f, "helloEXTRA-BYTES-OF-THE-NEXT-REQUEST");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_read(&r, p, sizeof(p)), 5);
+	assert_memory_equal(p, "hello", 5);
+	assert_int_equal(req_read(&r, p, sizeof(p)), 0);
+	assert_int_equal(req_read(&r, p, sizeof(p)), 0);
+	/* Never asked the transport for more than was declared. */
+	assert_int_equal(f.pos, 5);
+	assert_true(f.asked_max <= 5);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_in_small_pieces(void **state)
+{
+	struct fake f;
+	struct req r;
+	char p[4];
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "6");
+	fake_body(&f, "abcdefgh");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_read(&r, p, 4), 4);
+	assert_int_equal(req_read(&r, p, 4), 2);
+	assert_memory_equal(p, "ef", 2);
+	assert_int_equal(req_read(&r, p, 4), 0);
+	assert_int_equal(f.pos, 6);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_short_body_is_error(void **state)
+{
+	struct fake f;
+	struct req r;
+	char p[100];
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "10");
+	fake_body(&f, "abc");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_read(&r, p, sizeof(p)), 3);
+	assert_int_equal(req_read(&r, p, sizeof(p)), -1);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_all_stops_at_content_length(void **state)
+{
+	struct fake f;
+	struct req r;
+	struct buf b;
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "7");
+	fake_body(&f, "{\"a\":1}{\"b\":2}");
+	assert_int_equal(init(*state, &f, &r), 0);
+	buf_init(&b, 1024);
+	assert_int_equal(req_read_all(&r, &b), 0);
+	assert_string_equal(buf_str(&b), "{\"a\":1}");
+	assert_int_equal(f.pos, 7);
+	buf_free(&b);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_all_refuses_declared_too_large(void **state)
+{
+	struct fake f;
+	struct req r;
+	struct buf b;
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "100");
+	fake_body(&f, "0123456789012345678901234567890123456789"
+	    "0123456789012345678901234567890123456789"
+	    "01234567890123456789");
+	assert_int_equal(init(*state, &f, &r), 0);
+	buf_init(&b, 10);
+	assert_int_equal(req_read_all(&r, &b), -1);
+	/* Refused from the header alone: nothing read. */
+	assert_int_equal(f.reads, 0);
+	buf_free(&b);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void read_all_without_length_caps_at_max(void **state)
+{
+	struct fake f;
+	struct req r;
+	struct buf b;
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_body(&f, "0123456789abcdef");
+	assert_int_equal(init(*state, &f, &r), 0);
+	buf_init(&b, 10);
+	assert_int_equal(req_read_all(&r, &b), -1);
+	assert_true(b.len <= 10);
+	buf_free(&b);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void cookie_picks_the_right_one(void **state)
+{
+	struct fake f;
+	struct req r;
+	char v[80];
+
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "HTTP_COOKIE", "xpostern_session=bad1; "
+	    "postern_session_old=bad2;other=postern_session=bad3; "
+	    "postern_session=good; last=x");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_cookie(&r, SESS_COOKIE, v, sizeof(v)), 0);
+	assert_string_equal(v, "good");
+	assert_int_equal(req_cookie(&r, "other", v, sizeof(v)), 0);
+	assert_string_equal(v, "postern_session=bad3");
+	assert_int_equal(req_cookie(&r, "last", v, sizeof(v)), 0);
+	assert_string_equal(v, "x");
+	assert_int_equal(req_cookie(&r, "missing", v, sizeof(v)), -1);
+	assert_int_equal(req_cookie(&r, "postern", v, sizeof(v)), -1);
+	/* Too long for out. */
+	assert_int_equal(req_cookie(&r, SESS_COOKIE, v, 4), -1);
+	assert_int_equal(req_cookie(&r, SESS_COOKIE, v, 5), 0);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void cookie_absent_header(void **state)
+{
+	struct fake f;
+	struct req r;
+	char v[80];
+
+	fake_init(&f, "GET", "/api/ping");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_cookie(&r, SESS_COOKIE, v, sizeof(v)), -1);
+	req_free(&r);
+	buf_free(&f.out);
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "HTTP_COOKIE", "postern_session=first;postern_session=second");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_cookie(&r, SESS_COOKIE, v, sizeof(v)), 0);
+	assert_string_equal(v, "first");
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void header_refuses_cr_lf(void **state)
+{
+	struct fake f;
+	struct req r;
+	char v[64];
+
+	fake_init(&f, "GET", "/api/ping");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_header(&r, "X-Test", "a\r\nSet-Cookie: evil=1"), -1);
+	assert_int_equal(req_header(&r, "X-Test", "a\nSet-Cookie: evil=2"), -1);
+	assert_int_equal(req_header(&r, "X-Test", "a\rb"), -1);
+	assert_int_equal(req_header(&r, "Set-Cookie: evil=3\r\nX", "1"), -1);
+	assert_int_equal(req_header(&r, "X-Ok", "fine"), 0);
+	assert_int_equal(req_end(&r), 0);
+	/* Headers cannot follow the head. */
+	assert_int_equal(req_header(&r, "X-Late", "1"), -1);
+	assert_null(strstr(buf_str(&f.out), "evil"));
+	assert_null(header_of(&f, "X-Test", v, sizeof(v)));
+	assert_int_equal(header_count(&f, "Set-Cookie"), 0);
+	assert_non_null(header_of(&f, "X-Ok", v, sizeof(v)));
+	assert_string_equal(v, "fine");
+	assert_null(strstr(buf_str(&f.out), "X-Late"));
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+/* The client address req_init settles on. */
+static void assert_client_ip(struct testapp *t, const char *remote,
+    const char *xff, const char *want)
+{
+	struct fake f;
+	struct req r;
+
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "REMOTE_ADDR", remote);
+	if (xff)
+		fake_set(&f, "HTTP_X_FORWARDED_FOR", xff);
+	assert_int_equal(init(t, &f, &r), 0);
+	if (strcmp(r.ip, want))
+		fail_msg("REMOTE_ADDR %s, X-Forwarded-For \"%s\": client %s, "
+		    "expected %s", remote, xff ? xff : "", r.ip, want);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void xff_ignored_without_trusted_proxy(void **state)
+{
+	struct testapp *t = *state;
+	char err[128];
+
+	assert_client_ip(t, "203.0.113.5", NULL, "203.0.113.5");
+	assert_client_ip(t, "203.0.113.5", "198.51.100.1", "203.0.113.5");
+	assert_int_equal(cfg_set(&t->app.cfg, "trusted_proxies", "10.0.0.1",
+	    err, sizeof(err)), 0);
+	/* Only the direct peer's trust counts. */
+	assert_client_ip(t, "203.0.113.5", "198.51.100.1, 10.0.0.1",
+	    "203.0.113.5");
+}
+
+static void xff_rightmost_untrusted_hop(void **state)
+{
+	struct testapp *t = *state;
+	char err[128];
+
+	assert_int_equal(cfg_set(&t->app.cfg, "trusted_proxies",
+	    "10.0.0.1 10.0.0.2 ::1", err, sizeof(err)), 0);
+	assert_client_ip(t, "10.0.0.1", "198.51.100.1", "198.51.100.1");
+	/* A client-supplied left part is not believed. */
+	assert_client_ip(t, "10.0.0.1", "1.2.3.4, 198.51.100.1", "198.51.100.1");
+	assert_client_ip(t, "10.0.0.1", "1.2.3.4,198.51.100.1 , 10.0.0.2",
+	    "198.51.100.1");
+	assert_client_ip(t, "::1", "2001:db8::7", "2001:db8::7");
+	/* Nothing forwarded: the proxy itself. */
+	assert_client_ip(t, "10.0.0.1", NULL, "10.0.0.1");
+}
+
+static void accepts_gzip(void **state)
+{
+	static const struct { const char *v; int want; } cases[] = {
+		{ "gzip", 1 }, { "deflate, gzip", 1 }, { "gzip, deflate, br", 1 },
+		{ "gzip;q=0.5", 1 }, { "br;q=1.0, gzip;q=0.8, *;q=0.1", 1 },
+		{ "gzip;q=0", 0 }, { "deflate, gzip;q=0", 0 }, { "deflate", 0 },
+		{ "", 0 }, { "identity", 0 }, { NULL, 0 },
+	};
+	struct fake f;
+	struct req r;
+	size_t i;
+	int yes;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_init(&f, "GET", "/api/ping");
+		if (cases[i].v)
+			fake_set(&f, "HTTP_ACCEPT_ENCODING", cases[i].v);
+		assert_int_equal(init(*state, &f, &r), 0);
+		yes = req_accepts_gzip(&r);
+		req_free(&r);
+		buf_free(&f.out);
+		if (yes != cases[i].want)
+			fail_msg("Accept-Encoding \"%s\": expected %d",
+			    cases[i].v ? cases[i].v : "(none)", cases[i].want);
+	}
+}
+
+/* gzip with a zero q-value is declined however it is spelled: white
+ * space around ';' (RFC 9110 section 12.4.2), 'Q', "0.0", "0.000". */
+static void gzip_declined_with_spaced_or_long_q0(void **state)
+{
+	static const char *const declined[] = {
+		"gzip; q=0", "gzip ; q=0", "gzip;Q=0", "gzip;q=0.0", "gzip;q=0.000",
+	};
+	struct fake f;
+	struct req r;
+	size_t i;
+	int yes;
+
+	for (i = 0; i < sizeof(declined) / sizeof(declined[0]); i++) {
+		fake_init(&f, "GET", "/api/ping");
+		fake_set(&f, "HTTP_ACCEPT_ENCODING", declined[i]);
+		assert_int_equal(init(*state, &f, &r), 0);
+		yes = req_accepts_gzip(&r);
+		req_free(&r);
+		buf_free(&f.out);
+		if (yes != 0)
+			fail_msg("Accept-Encoding \"%s\" was read as accepting "
+			    "gzip", declined[i]);
+	}
+}
+
+static void media_type_lower_case_without_parameters(void **state)
+{
+	struct fake f;
+	struct req r;
+	char v[32];
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_TYPE", "Application/JSON; charset=utf-8");
+	assert_int_equal(init(*state, &f, &r), 0);
+	assert_int_equal(req_media_type(&r, v, sizeof(v)), 0);
+	assert_string_equal(v, "application/json");
+	assert_int_equal(req_media_type(&r, v, 8), -1);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void https_from_trusted_proxy_only(void **state)
+{
+	struct testapp *t = *state;
+	struct fake f;
+	struct req r;
+	char err[128];
+
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "HTTP_X_FORWARDED_PROTO", "https");
+	assert_int_equal(init(t, &f, &r), 0);
+	assert_int_equal(r.https, 0);
+	req_free(&r);
+	buf_free(&f.out);
+	assert_int_equal(cfg_set(&t->app.cfg, "trusted_proxies", "192.0.2.50",
+	    err, sizeof(err)), 0);
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "HTTP_X_FORWARDED_PROTO", "https");
+	assert_int_equal(init(t, &f, &r), 0);
+	assert_int_equal(r.https, 1);
+	req_free(&r);
+	buf_free(&f.out);
+	fake_init(&f, "GET", "/api/ping");
+	fake_set(&f, "HTTPS", "on");
+	assert_int_equal(init(t, &f, &r), 0);
+	assert_int_equal(r.https, 1);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
+static void rate_limited_sets_retry_after(void **state)
+{
+	struct fake f;
+	struct req r;
+	char v[32];
+
+	fake_init(&f, "GET", "/api/ping");
+	assert_int_equal(init(*state, &f, &r), 0);
+	req_rate_limited(&r, 0);
+	req_free(&r);
+	assert_error(&f, 429, "rate_limited");
+	assert_non_null(header_of(&f, "Retry-After", v, sizeof(v)));
+	assert_string_equal(v, "1");
+	buf_free(&f.out);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, testapp_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(route_answers_with_security_headers),
+		T(unknown_path_404),
+		T(wrong_method_405_with_allow),
+		T(post_without_csrf_header_403),
+		T(csrf_checked_before_session),
+		T(cross_site_403),
+		T(same_origin_and_none_pass),
+		T(session_route_without_cookie_401),
+		T(clearing_cookie_secure_over_https),
+		T(session_route_with_bad_cookie_401),
+		T(session_route_with_cookie_reaches_handler),
+		T(api_budget_429_on_third_call),
+		T(api_budget_zero_is_off),
+		T(bad_request_target_400),
+		T(path_and_query_split),
+		T(bad_content_length_400),
+		T(read_stops_at_content_length),
+		T(read_in_small_pieces),
+		T(read_short_body_is_error),
+		T(read_all_stops_at_content_length),
+		T(read_all_refuses_declared_too_large),
+		T(read_all_without_length_caps_at_max),
+		T(cookie_picks_the_right_one),
+		T(cookie_absent_header),
+		T(header_refuses_cr_lf),
+		T(xff_ignored_without_trusted_proxy),
+		T(xff_rightmost_untrusted_hop),
+		T(accepts_gzip),
+		T(gzip_declined_with_spaced_or_long_q0),
+		T(media_type_lower_case_without_parameters),
+		T(https_from_trusted_proxy_only),
+		T(rate_limited_sets_retry_after),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,138 @@
+/* testapp: a struct app for unit tests, over a fresh temporary directory.
+ * Include after <cmocka.h>. The upstream is http://127.0.0.1:9 (discard),
+ * which no unit test contacts.
+ *
+ *   struct testapp t;
+ *   testapp_open(&t);        (or testapp_init, change t.app.cfg, testapp_start)
+ *   ... t.app ...
+ *   testapp_close(&t);
+ */
+#ifndef POSTERN_TESTAPP_H
+#define POSTERN_TESTAPP_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "app.h"
+#include "cfg.h"
+#include "log.h"
+
+#define TESTAPP_UPSTREAM "http://127.0.0.1:9"
+
+struct testapp {
+	struct app app;
+	char dir[64];
+	char db_path[128];
+	char secret_path[128];
+	int open;
+};
+
+/* Fills the configuration; nothing is opened yet. */
+static inline void testapp_init(struct testapp *t)
+{
+	char err[256];
+	const char *tmp = getenv("TMPDIR");
+
+	memset(t, 0, sizeof(*t));
+	log_init("unit", LOG_ERR);
+	snprintf(t->dir, sizeof(t->dir), "%s/postern-unit-XXXXXX",
+	    tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->db_path, sizeof(t->db_path), "%s/state.db", t->dir);
+	snprintf(t->secret_path, sizeof(t->secret_path), "%s/secret", t->dir);
+	cfg_defaults(&t->app.cfg);
+	assert_int_equal(cfg_set(&t->app.cfg, "upstream", TESTAPP_UPSTREAM,
+	    err, sizeof(err)), 0);
+	assert_int_equal(cfg_set(&t->app.cfg, "state_db", t->db_path,
+	    err, sizeof(err)), 0);
+	assert_int_equal(cfg_set(&t->app.cfg, "secret_file", t->secret_path,
+	    err, sizeof(err)), 0);
+}
+
+/* Opens the app over the configuration (creates secret and database). */
+static inline void testapp_start(struct testapp *t)
+{
+	char err[512] = "";
+
+	assert_int_equal(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+	if (app_open_cfg(&t->app, err, sizeof(err)) != 0)
+		fail_msg("app_open_cfg: %s", err);
+	t->open = 1;
+}
+
+static inline void testapp_open(struct testapp *t)
+{
+	testapp_init(t);
+	testapp_start(t);
+}
+
+/* Closes the app and removes the directory with everything in it. */
+static inline void testapp_close(struct testapp *t)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+
+	if (t->open) {
+		app_close(&t->app);
+		curl_global_cleanup();
+		t->open = 0;
+	} else
+		cfg_free(&t->app.cfg);
+	if (t->dir[0] == '\0' || (d = opendir(t->dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", t->dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(t->dir);
+	t->dir[0] = '\0';
+}
+
+/* cmocka setup/teardown over a heap testapp in *state. */
+static inline int testapp_setup(void **state)
+{
+	struct testapp *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return -1;
+	testapp_open(t);
+	*state = t;
+	return 0;
+}
+
+static inline int testapp_teardown(void **state)
+{
+	struct testapp *t = *state;
+
+	if (t) {
+		testapp_close(t);
+		free(t);
+	}
+	*state = NULL;
+	return 0;
+}
+
+/* One integer from a query on the app's database (e.g. a count). */
+static inline long long testapp_count(struct testapp *t, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long n = -1;
+
+	assert_int_equal(sqlite3_prepare_v2(t->app.db.h, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+#endif
