@@ -245,6 +245,18 @@ static int serve_fcgi(struct app *a, const struct route *routes, int fd)
 	return 0;
 }
 
+/* A CGI process that cannot start still owes the browser an answer; a
+ * FastCGI one dies and the web server reports it. */
+static void cgi_startup_failed(void)
+{
+	fputs("Status: 500 Internal Server Error\r\n"
+	    "Content-Type: application/json; charset=utf-8\r\n"
+	    "Cache-Control: no-store\r\n\r\n"
+	    "{\"error\":\"internal_error\",\"message\":"
+	    "\"postern is not configured correctly; see the server log.\"}", stdout);
+	fflush(stdout);
+}
+
 int serve_main(int argc, char **argv, const char *prog,
     const struct route *routes)
 {
@@ -262,12 +274,14 @@ int serve_main(int argc, char **argv, const char *prog,
 		log_err("FastCGI failed to start");
 		return 1;
 	}
+	cgi = fd == 0 && FCGX_IsCGI();
 	if (app_open(&a, NULL, err, sizeof(err)) == -1) {
 		log_err("%s", err);
+		if (cgi)
+			cgi_startup_failed();
 		return 1;
 	}
 	log_init(prog, (enum log_level)a.cfg.log_level);
-	cgi = fd == 0 && FCGX_IsCGI();
 	rc = cgi ? serve_cgi(&a, routes) : serve_fcgi(&a, routes, fd);
 	app_close(&a);
 	curl_global_cleanup();

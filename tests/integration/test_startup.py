@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Start-up of a responder run directly as CGI: a bad configuration stops
+it with file:line and still answers the browser with a JSON 500; a good one
+creates the state database and the secret with mode 0600."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness"))
+from tap import Tap  # noqa: E402
+
+BUILDDIR = os.environ.get("POSTERN_BUILDDIR", ".")
+AUTH = os.path.join(BUILDDIR, "fcgi", "postern-auth")
+
+
+def run_cgi(conf, uri="/api/config", method="GET"):
+    env = {"POSTERN_CONF": conf, "REQUEST_METHOD": method, "REQUEST_URI": uri,
+           "REMOTE_ADDR": "127.0.0.1", "PATH": "/usr/bin:/bin"}
+    p = subprocess.run([AUTH], env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    head, _, body = p.stdout.partition(b"\r\n\r\n")
+    return p.returncode, head.decode(errors="replace"), body, p.stderr.decode(errors="replace")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    t = Tap()
+    d = tempfile.mkdtemp(prefix="postern-startup-")
+    good = (f"upstream = http://127.0.0.1:9\nstate_db = {d}/state.db\n"
+            f"secret_file = {d}/secret\n")
+    cases = [
+        ("unknown key", good + "# a comment\n\nno_such_key = 1\n", ":6: unknown key no_such_key"),
+        ("bad number", good + "api_budget = lots\n", ":4: bad value for api_budget"),
+        ("bad duration", "session_idle = 12x\n" + good, ":1: bad value for session_idle"),
+        ("bad url", good.replace("http://127.0.0.1:9", "ftp://example.invalid"), ":1: bad value for upstream"),
+        ("missing upstream", good.split("\n", 1)[1], "upstream is not set"),
+    ]
+    for name, text, want in cases:
+        conf = os.path.join(d, "bad.conf")
+        write(conf, text)
+        rc, head, body, err = run_cgi(conf)
+        t.ok(rc != 0 and want in err, f"{name}: stops with '{want}'", err)
+        t.ok(head.startswith("Status: 500") and json.loads(body)["error"] == "internal_error",
+             f"{name}: the browser still gets a JSON 500", head)
+    t.ok(not os.path.exists(f"{d}/state.db"), "nothing is created by a bad configuration")
+    conf = os.path.join(d, "good.conf")
+    write(conf, good)
+    rc, head, body, err = run_cgi(conf)
+    t.ok(rc == 0 and head.startswith("Status: 200"), "a good configuration answers", head + err)
+    t.eq(json.loads(body).get("name"), "postern", "/api/config as CGI")
+    for f in ("state.db", "secret"):
+        mode = stat.S_IMODE(os.stat(f"{d}/{f}").st_mode)
+        t.eq(mode, 0o600, f"{f} is created with mode 0600")
+    with open(f"{d}/secret") as f:
+        secret = f.read().strip()
+    rc, head, body, err = run_cgi(conf)
+    with open(f"{d}/secret") as f:
+        t.eq(f.read().strip(), secret, "the secret is kept across starts")
+    write(f"{d}/secret", "not hex\n")
+    rc, head, body, err = run_cgi(conf)
+    t.ok(rc != 0 and "not 64 hex digits" in err, "a damaged secret stops the program", err)
+    rc, head, body, err = run_cgi(conf.replace("good", "missing"))
+    t.ok(rc != 0 and "No such file" in err, "a missing configuration file is named", err)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
