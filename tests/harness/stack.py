@@ -181,7 +181,10 @@ def main():
     root = args.root or os.path.join("/tmp", f"postern-demo-{os.getpid()}")
     stack = Stack(root, mode=args.mode, port=args.port)
     stopping = []
-    signal.signal(signal.SIGTERM, lambda *a: stopping.append(1))
+    # Both stop the demo, also when it was started in the background (where
+    # SIGINT would otherwise be ignored).
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *a: stopping.append(1))
     print("Starting the private JMAP server (Cyrus), demo mail and lighttpd...", flush=True)
     stack.start()
     print(f"\npostern is running: open {stack.url}/\n")
@@ -195,8 +198,6 @@ def main():
             if stack.lighttpd.poll() is not None:
                 print("lighttpd stopped:\n" + stack.log_tail(), file=sys.stderr)
                 break
-    except KeyboardInterrupt:
-        pass
     finally:
         print("Stopping...", flush=True)
         stack.stop()
