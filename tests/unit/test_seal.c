@@ -1,4 +1,3 @@
-#define _GNU_SOURCE  /* memmem */
 /* seal: known-answer tests for SHA-256, HMAC and HKDF; AES-256-GCM sealing
  * (round trip, every kind of tampering); base64url; seal_equal. */
 #include <setjmp.h>

@@ -1,6 +1,5 @@
 /* sess: sessions in the shared database: the cookie opens them, nothing
  * else does; expiry; listing and revoking an account's sessions. */
-#define _GNU_SOURCE  /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
