@@ -56,42 +56,48 @@ static int read_secret(const char *path, unsigned char *out)
 	return rc;
 }
 
-/* Writes a new secret with O_EXCL so that two processes starting together
- * cannot both win; the loser reads the winner's. */
+/* Writes a new secret to a private temporary file, then links it into
+ * place: link() fails if another process won the race, and no reader can
+ * ever see a half-written secret. The loser reads the winner's. Returns 0
+ * when it created the secret, 1 when it read another's, -1 on error. */
 static int create_secret(const char *path, unsigned char *out)
 {
-	char hex[2 * APP_SECRET_LEN + 2];
-	int fd;
+	char hex[2 * APP_SECRET_LEN + 2], tmp[4096];
+	int fd, rc = -1;
 	ssize_t n;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >=
+	    (int)sizeof(tmp))
+		return -1;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd == -1)
-		return errno == EEXIST ? read_secret(path, out) : -1;
-	if (seal_random(out, APP_SECRET_LEN) == -1) {
-		close(fd);
-		unlink(path);
 		return -1;
+	if (seal_random(out, APP_SECRET_LEN) == 0) {
+		seal_hex(out, APP_SECRET_LEN, hex);
+		strcat(hex, "\n");
+		n = write(fd, hex, strlen(hex));
+		if (n == 2 * APP_SECRET_LEN + 1 && fsync(fd) == 0)
+			rc = 0;
+		seal_wipe(hex, sizeof(hex));
 	}
-	seal_hex(out, APP_SECRET_LEN, hex);
-	strcat(hex, "\n");
-	n = write(fd, hex, strlen(hex));
-	seal_wipe(hex, sizeof(hex));
-	if (n != 2 * APP_SECRET_LEN + 1 || fsync(fd) == -1) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return close(fd);
+	if (close(fd) == -1)
+		rc = -1;
+	if (rc == 0 && link(tmp, path) == -1)
+		rc = errno == EEXIST && read_secret(path, out) == 0 ? 1 : -1;
+	unlink(tmp);
+	return rc;
 }
 
 static int load_secret(struct app *a, char *err, size_t errlen)
 {
 	const char *path = a->cfg.secret_file;
+	int rc;
 
 	if (read_secret(path, a->secret) == 0)
 		return 0;
-	if (errno == ENOENT && create_secret(path, a->secret) == 0) {
-		log_info("created a new server secret in %s", path);
+	if (errno == ENOENT && (rc = create_secret(path, a->secret)) >= 0) {
+		if (rc == 0)
+			log_info("created a new server secret in %s", path);
 		return 0;
 	}
 	snprintf(err, errlen, "secret_file %s: %s", path,

@@ -31,6 +31,24 @@ def write(path, text):
         f.write(text)
 
 
+def race(t, text, d):
+    """Many processes starting together on a fresh folder agree on one
+    secret, and none reads it half-written."""
+    os.makedirs(d)
+    conf = os.path.join(d, "race.conf")
+    write(conf, text)
+    env = {"POSTERN_CONF": conf, "REQUEST_METHOD": "GET", "REQUEST_URI": "/api/config",
+           "REMOTE_ADDR": "127.0.0.1", "PATH": "/usr/bin:/bin"}
+    procs = [subprocess.Popen([AUTH], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(20)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    ok = sum(o.startswith(b"Status: 200") for o, _ in outs)
+    t.eq(ok, 20, "20 processes starting together all answer")
+    created = sum(b"created a new server secret" in e for _, e in outs)
+    t.eq(created, 1, "exactly one of them creates the secret")
+    t.eq(sorted(os.listdir(d)), ["race.conf", "secret", "state.db"], "no temporary file is left")
+
+
 def main():
     t = Tap()
     d = tempfile.mkdtemp(prefix="postern-startup-")
@@ -67,6 +85,7 @@ def main():
     write(f"{d}/secret", "not hex\n")
     rc, head, body, err = run_cgi(conf)
     t.ok(rc != 0 and "not 64 hex digits" in err, "a damaged secret stops the program", err)
+    race(t, good.replace(d, os.path.join(d, "race")), os.path.join(d, "race"))
     rc, head, body, err = run_cgi(conf.replace("good", "missing"))
     t.ok(rc != 0 and "No such file" in err, "a missing configuration file is named", err)
     return t.done()
