@@ -48,6 +48,10 @@ static const struct cfg_key cfg_keys[] = {
 	{ "upload_max", T_SIZE, O(upload_max), 1024, 1LL << 40, NULL },
 	{ "compress", T_BOOL, O(compress), 0, 0, NULL },
 	{ "image_proxy", T_BOOL, O(image_proxy), 0, 0, NULL },
+	{ "image_proxy_max", T_SIZE, O(image_proxy_max), 1024, 1LL << 30, NULL },
+	{ "image_proxy_timeout", T_DURATION, O(image_proxy_timeout), 1, 300, NULL },
+	{ "image_proxy_allow_loopback_for_tests", T_BOOL,
+	    O(image_proxy_allow_loopback_for_tests), 0, 0, NULL },
 	{ "trusted_proxies", T_LIST, O(trusted_proxies), 0, 0, NULL },
 	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices },
 	{ "push_mode", T_STR, O(push_mode), 0, 0, push_choices },
@@ -90,6 +94,8 @@ void cfg_defaults(struct cfg *c)
 	c->upload_max = 50LL << 20;
 	c->compress = 1;
 	c->image_proxy = 1;
+	c->image_proxy_max = 10LL << 20;
+	c->image_proxy_timeout = 15;
 	c->log_level = LOG_INFO;
 	c->push_mode = xstrdup("auto");
 	c->push_poll_interval = 30;

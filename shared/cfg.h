@@ -34,6 +34,11 @@ struct cfg {
 	long long upload_max;       /* bytes of an upload */
 	int compress;
 	int image_proxy;
+	long long image_proxy_max;  /* bytes of one proxied image */
+	long image_proxy_timeout;   /* seconds for one proxied image */
+	/* Lets the image proxy fetch from loopback: for the tests' own origin,
+	 * never for a real installation. */
+	int image_proxy_allow_loopback_for_tests;
 	char *trusted_proxies[CFG_MAX_PROXIES];
 	int n_trusted_proxies;
 	int log_level;              /* enum log_level */

@@ -24,6 +24,7 @@ struct up_state {
 	int head_done;
 	long long got;
 	int aborted;
+	int refused;               /* on_socket said no */
 };
 
 struct upstream *upstream_new(const struct cfg *c)
@@ -90,6 +91,12 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
 	else if (header_is(line, n, "Retry-After", &off))
 		copy_value(s->head.retry_after, sizeof(s->head.retry_after),
 		    line + off, n - off);
+	else if (header_is(line, n, "Content-Range", &off))
+		copy_value(s->head.content_range, sizeof(s->head.content_range),
+		    line + off, n - off);
+	else if (header_is(line, n, "Location", &off))
+		copy_value(s->head.location, sizeof(s->head.location),
+		    line + off, n - off);
 	else if (header_is(line, n, "Content-Length", &off)) {
 		copy_value(num, sizeof(num), line + off, n - off);
 		s->head.content_length = isdigit((unsigned char)num[0]) ?
@@ -142,6 +149,7 @@ static struct curl_slist *call_headers(const struct up_call *c)
 {
 	struct curl_slist *l = NULL, *t;
 	char line[192];
+	size_t i;
 
 	/* No "Expect: 100-continue" round trip. */
 	l = curl_slist_append(l, "Expect:");
@@ -154,10 +162,53 @@ static struct curl_slist *call_headers(const struct up_call *c)
 	if (l && c->pass_gzip && (t = curl_slist_append(l,
 	    "Accept-Encoding: gzip")) == NULL)
 		goto fail;
+	for (i = 0; l && c->headers && c->headers[i]; i++) {
+		if ((t = curl_slist_append(l, c->headers[i])) == NULL)
+			goto fail;
+		l = t;
+	}
 	return l;
 fail:
 	curl_slist_free_all(l);
 	return NULL;
+}
+
+/* libcurl asks here for every socket it would connect; the caller's check
+ * runs on the very address, so nothing unchecked is ever connected to. */
+static curl_socket_t on_opensocket(void *ctx, curlsocktype purpose,
+    struct curl_sockaddr *a)
+{
+	struct up_state *s = ctx;
+
+	if (purpose != CURLSOCKTYPE_IPCXN || s->call->on_socket(&a->addr,
+	    (socklen_t)a->addrlen, s->call->ctx) == -1) {
+		s->refused = 1;
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* The options of a pinned call, or of one that does not go to the JMAP
+ * server (no connection shared with other calls, no proxy). */
+static int pin_setopts(CURL *h, struct up_call *c, struct up_state *s,
+    struct curl_slist *pin)
+{
+	int bad = 0;
+
+#define SET(opt, val) bad |= curl_easy_setopt(h, opt, val) != CURLE_OK
+	if (c->foreign || pin) {
+		SET(CURLOPT_FRESH_CONNECT, 1L);
+		SET(CURLOPT_FORBID_REUSE, 1L);
+		SET(CURLOPT_PROXY, "");
+	}
+	if (pin)
+		SET(CURLOPT_CONNECT_TO, pin);
+	if (c->on_socket) {
+		SET(CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
+		SET(CURLOPT_OPENSOCKETDATA, s);
+	}
+#undef SET
+	return bad ? -1 : 0;
 }
 
 /* Sets every option of a call; 0, or -1 when libcurl refused one. */
@@ -172,8 +223,9 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_CONNECTTIMEOUT, up->cfg->upstream_connect_timeout);
-	SET(CURLOPT_TIMEOUT, up->cfg->upstream_timeout);
+	SET(CURLOPT_CONNECTTIMEOUT, c->connect_timeout ? c->connect_timeout :
+	    up->cfg->upstream_connect_timeout);
+	SET(CURLOPT_TIMEOUT, c->timeout ? c->timeout : up->cfg->upstream_timeout);
 	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	SET(CURLOPT_HTTPHEADER, hdrs);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
@@ -181,7 +233,7 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 	SET(CURLOPT_WRITEFUNCTION, on_write);
 	SET(CURLOPT_WRITEDATA, s);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
-	if (up->cfg->upstream_ca_file)
+	if (up->cfg->upstream_ca_file && !c->foreign)
 		SET(CURLOPT_CAINFO, up->cfg->upstream_ca_file);
 	if (c->user) {
 		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -206,6 +258,8 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 
 static enum up_result map_code(CURLcode rc, const struct up_state *s)
 {
+	if (s->refused)
+		return UP_REFUSED;
 	switch (rc) {
 	case CURLE_OK:
 		return UP_OK;
@@ -236,7 +290,7 @@ static enum up_result map_code(CURLcode rc, const struct up_state *s)
 int upstream_call(struct upstream *up, struct up_call *c)
 {
 	struct up_state s;
-	struct curl_slist *hdrs;
+	struct curl_slist *hdrs, *pin = NULL;
 	enum up_result res = UP_ERROR;
 	CURLcode rc;
 	char *url = NULL;
@@ -250,13 +304,17 @@ int upstream_call(struct upstream *up, struct up_call *c)
 	curl_easy_reset(up->h);  /* keeps the connection cache */
 	if ((hdrs = call_headers(c)) == NULL)
 		return UP_ERROR;
-	if (call_setopts(up, c, &s, hdrs) == -1) {
+	if (c->connect_to && (pin = curl_slist_append(NULL, c->connect_to)) == NULL)
+		goto out;
+	if (call_setopts(up, c, &s, hdrs) == -1 ||
+	    pin_setopts(up->h, c, &s, pin) == -1) {
 		log_err("upstream: libcurl refused an option");
 		goto out;
 	}
 	rc = curl_easy_perform(up->h);
 	res = map_code(rc, &s);
-	if (res != UP_OK && res != UP_ABORTED)
+	/* A foreign URL came from a message: its caller logs what it may. */
+	if (res != UP_OK && res != UP_ABORTED && res != UP_REFUSED && !c->foreign)
 		log_warn("upstream: %s: %s", c->url, curl_easy_strerror(rc));
 	if (res == UP_OK && !s.head_done && deliver_head(&s) == -1)
 		res = UP_ABORTED;
@@ -264,6 +322,7 @@ int upstream_call(struct upstream *up, struct up_call *c)
 	if (curl_easy_getinfo(up->h, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url)
 		snprintf(c->final_url, sizeof(c->final_url), "%s", url);
 out:
+	curl_slist_free_all(pin);
 	curl_slist_free_all(hdrs);
 	return res;
 }

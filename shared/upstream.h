@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <sys/socket.h>
+
 #include "cfg.h"
 
 enum up_result {
@@ -15,7 +17,8 @@ enum up_result {
 	UP_TIMEOUT,
 	UP_ABORTED,      /* one of our callbacks stopped it */
 	UP_TOO_LARGE,    /* the answer passed max_body */
-	UP_ERROR
+	UP_ERROR,
+	UP_REFUSED       /* on_socket refused the address: nothing was sent */
 };
 
 /* The response headers postern may use. */
@@ -25,6 +28,8 @@ struct up_head {
 	char content_type[128];
 	char content_encoding[32];
 	char retry_after[32];
+	char content_range[96];
+	char location[2048];        /* "" when absent or too long */
 };
 
 struct up_call {
@@ -47,6 +52,23 @@ struct up_call {
 	long long max_body;         /* 0: no cap */
 	long status;                /* out: the HTTP status, 0 if none */
 	char final_url[1024];       /* out: the URL that answered */
+
+	/* Extra request headers ("Name: value"), NULL-terminated; the caller
+	 * checks them (no CR/LF). */
+	const char *const *headers;
+	/* A call to somewhere other than the JMAP server (the image proxy):
+	 * a fresh connection closed afterwards, no proxy from the environment,
+	 * not the upstream's CA file. */
+	int foreign;
+	/* CURLOPT_CONNECT_TO entry ("::addr:port"): connect there whatever the
+	 * URL's host would resolve to. NULL: no pin. A pinned call gets a
+	 * fresh connection (a cached one would bypass the pin), closed after. */
+	const char *connect_to;
+	/* Called with each address libcurl is about to connect to, before the
+	 * socket exists; -1 refuses it (the call ends with UP_REFUSED). */
+	int (*on_socket)(const struct sockaddr *sa, socklen_t len, void *ctx);
+	long timeout;               /* seconds; 0: upstream_timeout */
+	long connect_timeout;       /* seconds; 0: upstream_connect_timeout */
 };
 
 struct upstream *upstream_new(const struct cfg *c);

@@ -21,3 +21,7 @@ tests_unit_test_sess_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_req
 tests_unit_test_req_SOURCES = tests/unit/test_req.c tests/unit/testapp.h
 tests_unit_test_req_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_addr
+tests_unit_test_addr_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_dispo
+tests_unit_test_dispo_LDADD = $(UNIT_LIBS)
