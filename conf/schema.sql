@@ -1,4 +1,4 @@
--- postern state, schema version 1 (PRAGMA user_version).
+-- postern state, schema version 2 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
 -- or a cookie in clear: see docs/SECURITY.md.
@@ -48,7 +48,11 @@ CREATE TABLE settings (
   updated INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- pushd's upstream channel per account (filled in by pushd).
+-- pushd's upstream channel per account (filled in by pushd). mode is
+-- poll, relay or subscription; state the last JMAP states pushd saw (JSON);
+-- tabs the event streams the account has open (version 2), so that
+-- /api/health can tell tabs by mode. Poll and relay rows live only while
+-- the account has tabs; a subscription's row outlives them.
 CREATE TABLE push_accounts (
   account   TEXT PRIMARY KEY,
   mode      TEXT NOT NULL,
@@ -56,5 +60,6 @@ CREATE TABLE push_accounts (
   token     TEXT,
   state     TEXT,
   expires   INTEGER,
-  updated   INTEGER NOT NULL
+  updated   INTEGER NOT NULL,
+  tabs      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;

@@ -87,20 +87,28 @@ static void config(struct req *r)
 	json_object_put(o);
 }
 
-/* Accounts by push mode, as pushd records them. */
-static json_object *push_split(struct app *a)
+/* Accounts and their open tabs by push mode, as pushd records them: the
+ * "accounts" and "tabs" members of p. */
+static void push_split(struct app *a, json_object *p)
 {
 	static const char sql[] =
-	    "SELECT mode, count(*) FROM push_accounts GROUP BY mode";
-	json_object *o = json_object_new_object();
+	    "SELECT mode, count(*), total(tabs) FROM push_accounts GROUP BY mode";
+	json_object *accounts = json_object_new_object();
+	json_object *tabs = json_object_new_object();
 	sqlite3_stmt *st = db_stmt(&a->db, sql);
+	const char *mode;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW)
-		json_object_object_add(o, (const char *)sqlite3_column_text(st, 0),
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		mode = (const char *)sqlite3_column_text(st, 0);
+		json_object_object_add(accounts, mode,
 		    json_object_new_int(sqlite3_column_int(st, 1)));
+		json_object_object_add(tabs, mode,
+		    json_object_new_int64(sqlite3_column_int64(st, 2)));
+	}
 	if (st)
 		sqlite3_reset(st);
-	return o;
+	json_object_object_add(p, "accounts", accounts);
+	json_object_object_add(p, "tabs", tabs);
 }
 
 static void health(struct req *r)
@@ -111,8 +119,10 @@ static void health(struct req *r)
 	json_object_object_add(o, "status", json_object_new_string(ok ? "ok" : "degraded"));
 	json_object_object_add(o, "database", json_object_new_string(ok ? "ok" : "error"));
 	p = json_object_new_object();
-	json_object_object_add(p, "accounts", ok ? push_split(r->app) :
-	    json_object_new_object());
+	if (ok)
+		push_split(r->app, p);
+	else
+		json_object_object_add(p, "accounts", json_object_new_object());
 	json_object_object_add(o, "push", p);
 	req_json(r, ok ? 200 : 503, o);
 	json_object_put(o);

@@ -38,6 +38,24 @@ static int db_user_version(struct db *db, int *v)
 	return rc;
 }
 
+/* The steps from each older version to the next, run in order inside the
+ * migration's transaction. */
+static const char *const db_upgrades[] = {
+	/* 1 -> 2: pushd counts each account's open event streams. */
+	"ALTER TABLE push_accounts ADD COLUMN tabs INTEGER NOT NULL DEFAULT 0",
+};
+
+static int db_upgrade(struct db *db, int from)
+{
+	int v;
+
+	for (v = from; v < DB_SCHEMA_VERSION; v++)
+		if (sqlite3_exec(db->h, db_upgrades[v - 1], NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			return -1;
+	return 0;
+}
+
 /* Creates the schema inside one write transaction, so that processes that
  * start together create it once and nothing half-made is ever seen. */
 static int db_migrate(struct db *db, char *err, size_t errlen)
@@ -55,10 +73,13 @@ static int db_migrate(struct db *db, char *err, size_t errlen)
 		    "program (%d)", v, DB_SCHEMA_VERSION);
 		return -1;
 	}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
 	if (v == 0) {
-		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d",
-		    DB_SCHEMA_VERSION);
 		if (sqlite3_exec(db->h, db_schema, NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+	} else if (v < DB_SCHEMA_VERSION) {
+		if (db_upgrade(db, v) == -1 ||
 		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto fail;
 	}

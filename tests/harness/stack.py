@@ -66,6 +66,9 @@ class Stack:
         self.upstream = upstream   # another JMAP server instead of Cyrus
         self.cyrus = None
         self.lighttpd = None
+        self.pushd = None
+        self.pushd_socket = os.path.join(self.root, "run", "pushd.sock")
+        self.pushd_log = os.path.join(self.root, "pushd.log")
         self.url = f"http://127.0.0.1:{self.port}"
         self.conf_path = os.path.join(self.root, "postern.conf")
         self.state_db = os.path.join(self.root, "state.db")
@@ -91,7 +94,7 @@ class Stack:
             "state_db": self.state_db,
             "secret_file": os.path.join(self.root, "secret"),
             "log_level": "info",
-            "pushd_socket": os.path.join(self.root, "run", "pushd.sock"),
+            "pushd_socket": self.pushd_socket,
         }
         conf.update(self.conf_extra)
         with open(self.conf_path, "w") as f:
@@ -139,6 +142,62 @@ class Stack:
                 self.lighttpd.wait()
         self.lighttpd = None
 
+    # pushd runs on its own (lighttpd only connects to its socket): started
+    # before lighttpd and stopped after it, when it was built.
+    def pushd_bin(self):
+        path = os.path.join(BUILDDIR, "pushd", "pushd")
+        return path if os.access(path, os.X_OK) else None
+
+    def pushd_listening(self):
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(0.5)
+                s.connect(self.pushd_socket)
+                return True
+        except OSError:
+            return False
+
+    def start_pushd(self):
+        binary = self.pushd_bin()
+        if binary is None:
+            return
+        os.makedirs(os.path.dirname(self.pushd_socket), exist_ok=True)
+        if os.path.exists(self.pushd_socket):
+            os.unlink(self.pushd_socket)
+        env = dict(os.environ, POSTERN_CONF=self.conf_path)
+        # POSTERN_PUSHD_WRAP runs it under a tool, e.g. "valgrind -q".
+        cmd = (os.environ.get("POSTERN_PUSHD_WRAP") or "").split() + [binary]
+        with open(self.pushd_log, "ab") as log:
+            self.pushd = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                                          stdout=log, stderr=log,
+                                          start_new_session=True)
+        try:
+            wait_until(lambda: self.pushd_listening() or self.pushd.poll() is not None,
+                       30, "pushd to listen")
+        except RuntimeError:
+            pass
+        if self.pushd.poll() is not None or not self.pushd_listening():
+            raise RuntimeError("pushd did not start:\n" + self.pushd_tail())
+
+    def stop_pushd(self, sig=signal.SIGTERM):
+        if self.pushd and self.pushd.poll() is None:
+            self.pushd.send_signal(sig)
+            try:
+                self.pushd.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.pushd.pid, signal.SIGKILL)
+                self.pushd.wait()
+        code = self.pushd.returncode if self.pushd else None
+        self.pushd = None
+        return code
+
+    def pushd_tail(self, n=40):
+        try:
+            with open(self.pushd_log, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return "(no pushd log)"
+
     def log_tail(self, n=40):
         try:
             with open(self.error_log, errors="replace") as f:
@@ -153,6 +212,7 @@ class Stack:
         try:
             upstream = self.upstream or self.start_cyrus()
             self.write_conf(upstream)
+            self.start_pushd()
             self.start_lighttpd()
         except BaseException:
             self.stop()
@@ -161,6 +221,7 @@ class Stack:
 
     def stop(self):
         self.stop_lighttpd()
+        self.stop_pushd()
         if self.cyrus:
             self.cyrus.stop()
             self.cyrus = None

@@ -25,3 +25,15 @@ UNIT_TESTS += tests/unit/test_addr
 tests_unit_test_addr_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_dispo
 tests_unit_test_dispo_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_fcgirec
+tests_unit_test_fcgirec_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_ev
+tests_unit_test_ev_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_ev_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# The fuzz target for pushd's FastCGI codec replays its corpus (see the
+# file for running it under libFuzzer).
+UNIT_TESTS += tests/fuzz/fuzz_fcgirec
+tests_fuzz_fuzz_fcgirec_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_fuzz_fuzz_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+EXTRA_DIST += tests/fuzz/corpus

@@ -1,0 +1,75 @@
+/* acct: one signed-in person (the account key sessions share) while they
+ * have tabs open: their tabs, the upstream channel that tells pushd about
+ * changes (poll for now; relay and subscription later), the last states
+ * seen and a small ring of recent events for Last-Event-ID. The
+ * credentials are kept only in memory, only while tabs are open, and
+ * wiped when the last one closes. */
+#ifndef POSTERN_ACCT_H
+#define POSTERN_ACCT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "ev.h"
+#include "mcurl.h"
+#include "sess.h"
+
+struct pushd;
+struct tab;
+
+/* The data types pushd reports, as bits of a tab's filter. */
+enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
+#define ACCT_ALL ((1u << ACCT_NTYPES) - 1)
+#define ACCT_RING 16
+
+enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
+
+/* One state change, kept in the ring for replay. */
+struct acct_event {
+	uint64_t id;
+	uint8_t mask;                    /* the types that changed; 0: a mark */
+	char *states[ACCT_NTYPES];       /* the states after it (mask bits) */
+};
+
+struct acct {
+	struct acct *next;               /* hash chain in pd->accts */
+	struct pushd *pd;
+	char key[APP_KEY_HEX + 1];
+	char *jmap_id;                   /* the JMAP accountId (primary mail) */
+	char *api_url, *event_url;       /* pinned upstream URLs */
+	struct buf creds;                /* "user\0pass" */
+	struct tab *tabs;
+	unsigned ntabs;
+	enum acct_mode mode;
+	char *states[ACCT_NTYPES];       /* last states seen, NULL: not yet */
+	struct acct_event ring[ACCT_RING];
+	unsigned ring_n, ring_head;      /* entries held; next slot */
+	uint64_t last_id;                /* the newest event id (or mark) */
+	struct ev_timer poll_timer;
+	struct mc_job job;               /* the poll in flight */
+	struct buf resp;
+	uint8_t dirty;                   /* the db row needs writing */
+	uint8_t dead;
+	uint8_t failing;                 /* the last poll failed (log once) */
+};
+
+/* The bit of a type name, 0 when pushd does not report it. */
+unsigned acct_type_bit(const char *name, size_t n);
+extern const char *const acct_type_names[ACCT_NTYPES];
+
+/* Adds t to the account of session s, creating the account (and starting
+ * its upstream channel) for its first tab: 0 or -1. */
+int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t);
+/* Removes t; the account ends with its last tab. */
+void acct_detach(struct tab *t);
+/* Sends t the events after last_event_id (a header value, or NULL) that
+ * the ring still holds, or a resync event when it cannot know what t
+ * missed. */
+void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
+/* Removes rows a previous run left for channels that died with it. */
+void acct_startup(struct pushd *pd);
+/* Ends every account (at shutdown, after their tabs). */
+void acct_shutdown(struct pushd *pd);
+
+#endif

@@ -1,0 +1,127 @@
+#include "route.h"
+
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+#include "pushd.h"
+#include "req.h"
+#include "serve.h"
+#include "tab.h"
+
+#define TOKEN_MAX 128
+
+/* What a struct req's I/O callbacks reach. */
+struct route_ctx {
+	struct preq *q;
+	size_t body_off;
+};
+
+static int rt_read(void *ctx, char *p, int n)
+{
+	struct route_ctx *x = ctx;
+	const struct buf *b = &x->q->head->body;
+	size_t k = b->len - x->body_off;
+
+	if (k > (size_t)n)
+		k = (size_t)n;
+	memcpy(p, b->data + x->body_off, k);
+	x->body_off += k;
+	return (int)k;
+}
+
+static int rt_write(void *ctx, const char *p, int n)
+{
+	return conn_send(((struct route_ctx *)ctx)->q, p, (size_t)n);
+}
+
+static const char *rt_param(void *ctx, const char *name)
+{
+	return conn_param(((struct route_ctx *)ctx)->q, name);
+}
+
+struct preq *route_preq(const struct req *r)
+{
+	return ((struct route_ctx *)r->io.ctx)->q;
+}
+
+static const struct route pushd_routes[] = {
+	{ "GET", "/api/events", ROUTE_SESSION, tab_handle },
+	{ NULL, NULL, 0, NULL }
+};
+
+static int token_valid(const char *t)
+{
+	size_t n = strlen(t);
+
+	return n > 0 && n <= TOKEN_MAX && strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+}
+
+/* 1 when a subscription holds the token, 0 when none does, -1 on error. */
+static int token_known(struct app *a, const char *token)
+{
+	static const char sql[] =
+	    "SELECT 1 FROM push_accounts WHERE token = ?1 AND mode = 'subscription'";
+	sqlite3_stmt *st = db_stmt(&a->db, sql);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	db_bind_text(st, 1, token);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* POST /api/push/<token>: the JMAP server's callback (RFC 8620 §7.2). It
+ * carries no cookie and no CSRF header: the long random token in the URL
+ * is the only credential, so an unknown one learns nothing but 404. */
+static void push_handle(struct req *r)
+{
+	const char *token = r->path + strlen("/api/push/");
+	int rc;
+
+	if (strcmp(r->method, "POST")) {
+		req_header(r, "Allow", "POST");
+		req_error(r, 405, "method_not_allowed", "This method is not allowed here.");
+		return;
+	}
+	rc = token_valid(token) ? token_known(r->app, token) : 0;
+	if (rc == -1) {
+		req_error(r, 500, "internal_error", "The push store failed.");
+		return;
+	}
+	if (rc == 0) {
+		req_error(r, 404, "not_found", "No such push subscription.");
+		return;
+	}
+	if (route_preq(r)->head->too_large) {
+		req_error(r, 413, "too_large", "The push body is too large.");
+		return;
+	}
+	/* The subscription mode (PushVerification, StateChange) comes here. */
+	req_status(r, 202);
+	req_end(r);
+}
+
+void route_request(struct preq *q)
+{
+	struct pushd *pd = q->c->pd;
+	struct route_ctx x = { q, 0 };
+	struct req_io io = { &x, rt_read, rt_write, NULL, rt_param };
+	struct req r;
+
+	if (req_init(&r, &pd->app, &io) == 0) {
+		if (!strncmp(r.path, "/api/push/", 10))
+			push_handle(&r);
+		else
+			serve_dispatch(&r, pushd_routes);
+	}
+	req_end(&r);
+	req_free(&r);
+	if (q->tab)
+		conn_head_done(q);
+	else
+		conn_finish(q);
+}

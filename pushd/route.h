@@ -1,0 +1,16 @@
+/* route: what pushd answers. A request whose head is in becomes a struct
+ * req (shared/req.h) over the FastCGI request, so that the checks and the
+ * answers are the responders' own: cross-site refusal, the session
+ * cookie, the security headers, the JSON errors. */
+#ifndef POSTERN_ROUTE_H
+#define POSTERN_ROUTE_H
+
+struct preq;
+struct req;
+
+/* Answers q, or turns it into a tab's stream. */
+void route_request(struct preq *q);
+/* The FastCGI request behind a struct req that route made. */
+struct preq *route_preq(const struct req *r);
+
+#endif

@@ -1,0 +1,278 @@
+#include "tab.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acct.h"
+#include "conn.h"
+#include "log.h"
+#include "pushd.h"
+#include "req.h"
+#include "route.h"
+
+#define QUERY_VALUE_MAX 256
+
+/* Opens the stream for the browser and lighttpd at once; "retry" asks the
+ * EventSource to come back after 5 s when the stream ends. */
+static const char tab_hello[] = ": postern\nretry: 5000\n\n";
+
+struct tab_opts {
+	unsigned types;
+	int closeafter;
+	long ping;
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes [p, p+n) into out (size outlen): 0, or -1 (a bad
+ * escape, an encoded NUL, or too long). */
+static int url_decode(const char *p, size_t n, char *out, size_t outlen)
+{
+	size_t i, k = 0;
+	int hi, lo;
+
+	for (i = 0; i < n; i++) {
+		if (k + 1 >= outlen)
+			return -1;
+		if (p[i] == '%') {
+			if (i + 2 >= n || (hi = hexval(p[i + 1])) < 0 ||
+			    (lo = hexval(p[i + 2])) < 0 || (hi | lo) == 0)
+				return -1;
+			out[k++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			out[k++] = p[i] == '+' ? ' ' : p[i];
+	}
+	out[k] = '\0';
+	return 0;
+}
+
+/* types: "*" or a comma list of type names; names pushd does not report
+ * are allowed and simply never match. */
+static int parse_types(const char *v, unsigned *mask)
+{
+	const char *p = v;
+	size_t n;
+
+	*mask = 0;
+	if (!strcmp(v, "*") || *v == '\0') {
+		*mask = ACCT_ALL;
+		return 0;
+	}
+	for (;;) {
+		n = strcspn(p, ",");
+		if (n == 0 || n > 64)
+			return -1;
+		if (strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") < n)
+			return -1;
+		*mask |= acct_type_bit(p, n);
+		if (p[n] == '\0')
+			return 0;
+		p += n + 1;
+	}
+}
+
+static int parse_ping(const char *v, long *out)
+{
+	char *end;
+	long n;
+
+	if (*v == '\0') {
+		*out = TAB_PING_MAX;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 0 || *v < '0' || *v > '9')
+		return -1;
+	/* 0 (Stalwart: no pings) still pings: proxies drop silent streams. */
+	*out = n == 0 || n > TAB_PING_MAX ? TAB_PING_MAX :
+	    n < TAB_PING_MIN ? TAB_PING_MIN : n;
+	return 0;
+}
+
+static int parse_opt(struct tab_opts *o, const char *k, size_t kn,
+    const char *v)
+{
+	if (kn == 5 && !memcmp(k, "types", 5))
+		return parse_types(v, &o->types);
+	if (kn == 10 && !memcmp(k, "closeafter", 10)) {
+		if (strcmp(v, "state") && strcmp(v, "no") && *v)
+			return -1;
+		o->closeafter = !strcmp(v, "state");
+		return 0;
+	}
+	if (kn == 4 && !memcmp(k, "ping", 4))
+		return parse_ping(v, &o->ping);
+	return 0;   /* other parameters (cache busters) are ignored */
+}
+
+/* The query string: 0, or -1 when a known parameter is malformed. */
+static int parse_query(const char *q, struct tab_opts *o)
+{
+	char v[QUERY_VALUE_MAX];
+	const char *eq;
+	size_t n;
+
+	*o = (struct tab_opts){ ACCT_ALL, 0, TAB_PING_MAX };
+	while (*q) {
+		n = strcspn(q, "&");
+		eq = memchr(q, '=', n);
+		if (eq == NULL) {
+			if (url_decode("", 0, v, sizeof(v)) == -1)
+				return -1;
+			eq = q + n;
+		} else if (url_decode(eq + 1, (size_t)(q + n - eq - 1), v,
+		    sizeof(v)) == -1)
+			return -1;
+		if (parse_opt(o, q, (size_t)(eq - q), v) == -1)
+			return -1;
+		q += n + (q[n] == '&');
+	}
+	return 0;
+}
+
+static void tab_on_ping(struct ev *ev, struct ev_timer *timer)
+{
+	struct tab *t = container_of(timer, struct tab, ping);
+	char frame[96];
+	int n;
+
+	n = snprintf(frame, sizeof(frame),
+	    "event: ping\nid: %llu\ndata: {\"interval\":%u}\n\n",
+	    (unsigned long long)t->acct->last_id, t->ping_s * 1000u);
+	tab_send(t, frame, (size_t)n);
+}
+
+int tab_send(struct tab *t, const char *frame, size_t n)
+{
+	struct pushd *pd;
+
+	if (t->dead)
+		return -1;
+	pd = t->q->c->pd;
+	if (conn_send(t->q, frame, n) == -1)
+		return -1;
+	/* Any event is as good as a ping to keep proxies patient. */
+	ev_timer_set(&pd->ev, &t->ping, (uint64_t)t->ping_s * 1000);
+	return 0;
+}
+
+static void tab_free(void *p)
+{
+	free(p);
+}
+
+void tab_gone(struct tab *t)
+{
+	struct pushd *pd;
+
+	if (t->dead)
+		return;
+	pd = t->q->c->pd;
+	t->dead = 1;
+	ev_timer_stop(&pd->ev, &t->ping);
+	acct_detach(t);
+	t->q->tab = NULL;
+	pd->ntabs--;
+	/* Freed after the batch: a fan-out may still be walking past it. */
+	ev_defer(&pd->ev, tab_free, t);
+}
+
+void tab_end(struct tab *t)
+{
+	struct preq *q = t->q;
+
+	if (t->dead)
+		return;
+	tab_gone(t);
+	/* Still inside its own route handler: route finishes the request. */
+	if (q->head == NULL)
+		conn_finish(q);
+}
+
+int tab_session_alive(struct pushd *pd, const struct tab *t, time_t now)
+{
+	static const char sql[] =
+	    "SELECT remember, seen, expires FROM sessions WHERE id = ?1";
+	const struct cfg *c = &pd->app.cfg;
+	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
+	long long idle;
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	db_bind_text(st, 1, t->sess_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		idle = sqlite3_column_int(st, 0) ? c->session_remember_idle :
+		    c->session_idle;
+		rc = now < sqlite3_column_int64(st, 2) &&
+		    now - sqlite3_column_int64(st, 1) < idle;
+	} else
+		rc = rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* Starts the stream: headers and the first bytes, then what was missed. */
+static void tab_start(struct req *r, struct tab *t)
+{
+	struct pushd *pd = t->q->c->pd;
+
+	req_status(r, 200);
+	req_header(r, "Content-Type", "text/event-stream; charset=utf-8");
+	/* nginx and friends: do not buffer this response. */
+	req_header(r, "X-Accel-Buffering", "no");
+	if (req_write(r, tab_hello, sizeof(tab_hello) - 1) == -1 || t->dead)
+		return;
+	ev_timer_set(&pd->ev, &t->ping, (uint64_t)t->ping_s * 1000);
+	acct_replay(t->acct, t, req_param(r, "HTTP_LAST_EVENT_ID"));
+}
+
+void tab_handle(struct req *r)
+{
+	struct preq *q = route_preq(r);
+	struct pushd *pd = q->c->pd;
+	struct tab_opts o;
+	struct tab *t;
+
+	if (!strcmp(pd->app.cfg.push_mode, "off")) {
+		req_error(r, 404, "not_found", "Push is turned off.");
+		return;
+	}
+	if (parse_query(r->query, &o) == -1) {
+		req_error(r, 400, "bad_request",
+		    "types, closeafter or ping is not valid.");
+		return;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		goto fail;
+	t->q = q;
+	t->types = (uint8_t)o.types;
+	t->closeafter = (uint8_t)o.closeafter;
+	t->ping_s = (uint8_t)o.ping;
+	memcpy(t->sess_id, r->sess->id, sizeof(t->sess_id));
+	ev_timer_init(&t->ping, tab_on_ping);
+	if (acct_attach(pd, r->sess, t) == -1) {
+		free(t);
+		goto fail;
+	}
+	q->tab = t;
+	pd->ntabs++;
+	tab_start(r, t);
+	return;
+fail:
+	req_error(r, 500, "internal_error", "The stream could not be opened.");
+}

@@ -1,0 +1,48 @@
+/* tab: one browser tab's Server-Sent-Events stream. A tab is small (its
+ * size is a headline figure): where its stream goes, its account, the
+ * session it was opened with (to notice a sign-out), its filter and a
+ * ping timer. Everything it writes is formatted when sent. */
+#ifndef POSTERN_TAB_H
+#define POSTERN_TAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ev.h"
+#include "sess.h"
+
+struct req;
+struct preq;
+struct acct;
+struct pushd;
+
+#define TAB_PING_MIN 5
+#define TAB_PING_MAX 30
+
+struct tab {
+	struct preq *q;             /* the FastCGI request carrying the stream */
+	struct acct *acct;
+	struct tab *next, *prev;    /* the account's tabs */
+	struct ev_timer ping;
+	char sess_id[SESS_ID_LEN + 1];
+	uint8_t types;              /* ACCT_T_* bits the tab wants */
+	uint8_t closeafter;         /* end after the first state event */
+	uint8_t ping_s;             /* seconds between pings */
+	uint8_t dead;
+};
+
+/* GET /api/events (a route handler: r->sess is set). */
+void tab_handle(struct req *r);
+/* The request under the tab ended (client gone, connection closed): the
+ * tab leaves its account and is freed; nothing more is written. */
+void tab_gone(struct tab *t);
+/* pushd ends the stream: the request is finished, the tab freed. */
+void tab_end(struct tab *t);
+/* Sends one whole event frame: 0, or -1 when the tab is gone. */
+int tab_send(struct tab *t, const char *frame, size_t n);
+/* Whether the tab's session still exists and has not expired. 1, 0, or -1
+ * when the database failed (the tab is then kept). */
+int tab_session_alive(struct pushd *pd, const struct tab *t, time_t now);
+
+#endif
