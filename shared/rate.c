@@ -23,8 +23,14 @@ int rate_hit(struct app *a, const char *what, long limit, long window,
 	db_bind_text(st, 1, key);
 	sqlite3_bind_int64(st, 2, win);
 	sqlite3_bind_int64(st, 3, win + window);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		n = sqlite3_column_int64(st, 0);
+		/* Step on to SQLITE_DONE: only then does SQLite end the write and
+		 * run its WAL auto-checkpoint; a reset after the row leaves the
+		 * WAL growing until some other write checkpoints it. */
+		if (sqlite3_step(st) != SQLITE_DONE)
+			n = -1;
+	}
 	sqlite3_reset(st);
 	if (n < 0) {
 		log_err("rate: %s", sqlite3_errmsg(a->db.h));
