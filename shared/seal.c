@@ -4,46 +4,121 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/kdf.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
+
+/* OpenSSL 3 looks an algorithm up by name on every implicit use, which
+ * cost a quarter of a relay request: each is fetched once per process and
+ * kept. They are algorithm handles, not request state. */
+static EVP_MD *seal_md;
+static EVP_CIPHER *seal_cipher;
+
+static const EVP_MD *sha256(void)
+{
+	if (seal_md == NULL)
+		seal_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	return seal_md;
+}
+
+static const EVP_CIPHER *aes_gcm(void)
+{
+	if (seal_cipher == NULL)
+		seal_cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+	return seal_cipher;
+}
 
 int seal_random(void *out, size_t n)
 {
 	return RAND_bytes(out, (int)n) == 1 ? 0 : -1;
 }
 
+/* SHA-256 over up to three pieces: 0 or -1. */
+static int digest3(const void *a, size_t an, const void *b, size_t bn,
+    const void *c, size_t cn, unsigned char out[SEAL_HASH_LEN])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int ok;
+
+	ok = ctx && sha256() && EVP_DigestInit_ex(ctx, sha256(), NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, a, an) == 1 &&
+	    (bn == 0 || EVP_DigestUpdate(ctx, b, bn) == 1) &&
+	    (cn == 0 || EVP_DigestUpdate(ctx, c, cn) == 1) &&
+	    EVP_DigestFinal_ex(ctx, out, NULL) == 1;
+	EVP_MD_CTX_free(ctx);
+	return ok ? 0 : -1;
+}
+
 void seal_sha256(const void *p, size_t n, unsigned char out[SEAL_HASH_LEN])
 {
-	SHA256(p, n, out);
+	if (digest3(p, n, NULL, 0, NULL, 0, out) == -1)
+		memset(out, 0, SEAL_HASH_LEN);
+}
+
+/* HMAC-SHA256 (RFC 2104) with the message in two pieces. */
+static int hmac2(const void *key, size_t keylen, const void *p, size_t n,
+    const void *q, size_t qn, unsigned char out[SEAL_HASH_LEN])
+{
+	unsigned char k[64], pad[64], inner[SEAL_HASH_LEN];
+	size_t i;
+	int rc = -1;
+
+	memset(k, 0, sizeof(k));
+	if (keylen > sizeof(k)) {
+		if (digest3(key, keylen, NULL, 0, NULL, 0, k) == -1)
+			goto out;
+	} else if (keylen)
+		memcpy(k, key, keylen);
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	if (digest3(pad, sizeof(pad), p, n, q, qn, inner) == -1)
+		goto out;
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	rc = digest3(pad, sizeof(pad), inner, sizeof(inner), NULL, 0, out);
+out:
+	seal_wipe(k, sizeof(k));
+	seal_wipe(pad, sizeof(pad));
+	seal_wipe(inner, sizeof(inner));
+	return rc;
 }
 
 int seal_hmac(const void *key, size_t keylen, const void *p, size_t n,
     unsigned char out[SEAL_HASH_LEN])
 {
-	unsigned int len = SEAL_HASH_LEN;
-
-	return HMAC(EVP_sha256(), key, (int)keylen, p, n, out, &len) ? 0 : -1;
+	return hmac2(key, keylen, p, n, NULL, 0, out);
 }
 
+/* HKDF-SHA256 (RFC 5869): extract, then expand block by block. */
 int seal_hkdf(const void *ikm, size_t ikmlen, const void *salt, size_t saltlen,
     const void *info, size_t infolen, unsigned char *out, size_t n)
 {
-	EVP_PKEY_CTX *ctx;
-	size_t len = n;
+	unsigned char prk[SEAL_HASH_LEN], t[SEAL_HASH_LEN + 1 + 1024];
+	unsigned char block[SEAL_HASH_LEN];
+	size_t done = 0, tlen = 0, k;
+	unsigned char i = 0;
 	int rc = -1;
 
-	if ((ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL)) == NULL)
+	if (n > 255 * SEAL_HASH_LEN || infolen > 1024)
 		return -1;
-	if (EVP_PKEY_derive_init(ctx) > 0 &&
-	    EVP_PKEY_CTX_set_hkdf_md(ctx, EVP_sha256()) > 0 &&
-	    EVP_PKEY_CTX_set1_hkdf_salt(ctx, salt, (int)saltlen) > 0 &&
-	    EVP_PKEY_CTX_set1_hkdf_key(ctx, ikm, (int)ikmlen) > 0 &&
-	    EVP_PKEY_CTX_add1_hkdf_info(ctx, info, (int)infolen) > 0 &&
-	    EVP_PKEY_derive(ctx, out, &len) > 0 && len == n)
-		rc = 0;
-	EVP_PKEY_CTX_free(ctx);
+	if (hmac2(salt, saltlen, ikm, ikmlen, NULL, 0, prk) == -1)
+		goto out;
+	while (done < n) {
+		/* T(i) = HMAC(PRK, T(i-1) | info | i) */
+		memcpy(t + tlen, info, infolen);
+		t[tlen + infolen] = ++i;
+		if (hmac2(prk, sizeof(prk), t, tlen + infolen + 1, NULL, 0,
+		    block) == -1)
+			goto out;
+		k = n - done < SEAL_HASH_LEN ? n - done : SEAL_HASH_LEN;
+		memcpy(out + done, block, k);
+		done += k;
+		memcpy(t, block, SEAL_HASH_LEN);
+		tlen = SEAL_HASH_LEN;
+	}
+	rc = 0;
+out:
+	seal_wipe(prk, sizeof(prk));
+	seal_wipe(t, sizeof(t));
+	seal_wipe(block, sizeof(block));
 	return rc;
 }
 
@@ -57,7 +132,8 @@ static int gcm(int enc, const unsigned char *key, const unsigned char *nonce,
 
 	if ((ctx = EVP_CIPHER_CTX_new()) == NULL)
 		return -1;
-	if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce, enc) != 1)
+	if (aes_gcm() == NULL ||
+	    EVP_CipherInit_ex(ctx, aes_gcm(), NULL, key, nonce, enc) != 1)
 		goto out;
 	if (aadlen && EVP_CipherUpdate(ctx, NULL, &len, aad, (int)aadlen) != 1)
 		goto out;
