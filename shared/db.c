@@ -13,16 +13,15 @@ static const char db_schema[] =
 
 /* Waits for another process's write lock. Writes here hold it for
  * microseconds, but SQLite's own busy timeout sleeps a millisecond or more
- * from the first retry; so the first retries wait tens of microseconds,
- * then the wait grows to 10 ms, for about 5 s in all before giving up. */
+ * from the first retry. So the wait starts at 20 us and doubles up to
+ * 10 ms, then stays there, about 5 s in all. Doubling rather than polling
+ * matters when many CGI processes share two cores: a holder descheduled
+ * for a time slice must not be starved by waiters retrying. */
 static int db_busy(void *ctx, int count)
 {
-	useconds_t us;
-
-	if (count >= 100 + 490)
+	if (count >= 10 + 500)
 		return 0;
-	us = count < 100 ? 20 + 10 * (useconds_t)count : 10000;
-	usleep(us);
+	usleep(count < 10 ? (useconds_t)20 << count : 10000);
 	return 1;
 }
 
