@@ -20,6 +20,7 @@ USERS = dict(demo_mail.DEMO_USERS)
 ALICE, BOB, CAROL = "alice@example.test", "bob@example.test", "carol@example.test"
 BUDGET = 40
 MAX_REQUEST = 256 * 1024
+LOGIN_WINDOW = 3600
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -97,7 +98,13 @@ class Suite:
 
     def login_rate_limit(self):
         t, c = self.t, self.client()
+        window = time.time() // LOGIN_WINDOW
         statuses = [c.login(BOB, f"wrong-{i}").status for i in range(10)]
+        if time.time() // LOGIN_WINDOW != window:
+            # The counts of a fixed window began again mid-burst: what
+            # follows would test nothing. Rare (one hour, a second's burst).
+            t.ok(True, "# SKIP the burst straddled a sign-in window")
+            return
         t.eq(statuses, [401] * 10, "ten quick wrong passwords are each 401")
         r = c.login(BOB, "wrong-10")
         t.eq(r.status, 429, "the 11th quick wrong password is 429")
@@ -186,13 +193,26 @@ class Suite:
         r = self.client().jmap([["Mailbox/get", {"accountId": ALICE}, "0"]])
         t.eq((r.status, r.json().get("error")), (401, "unauthenticated"), "/api/jmap without a session is 401")
 
+    def budget_burst(self, calls):
+        """BUDGET + 2 calls of a new session inside one budget window (a
+        fixed minute): a burst that straddles a window boundary, which a
+        slow machine can make happen, is started over."""
+        for _ in range(3):
+            c = self.signed_in(CAROL)
+            window = time.time() // 60
+            answers = [c.jmap(calls) for _ in range(BUDGET + 2)]
+            if time.time() // 60 == window:
+                return answers
+        raise RuntimeError("three bursts in a row straddled a minute")
+
     def budget(self):
-        t, c = self.t, self.signed_in(CAROL)
+        t = self.t
         calls = [["Core/echo", {"n": 1}, "0"]]
-        statuses = [c.jmap(calls).status for _ in range(BUDGET + 1)]
-        t.ok(statuses[:BUDGET - 2].count(200) == BUDGET - 2, "calls within the budget pass", statuses)
-        t.eq(statuses[-1], 429, "the API budget exceeded is 429")
-        r = c.jmap(calls)
+        answers = self.budget_burst(calls)
+        statuses = [a.status for a in answers]
+        t.ok(statuses[:BUDGET].count(200) == BUDGET, "calls within the budget pass", statuses)
+        t.eq(statuses[BUDGET], 429, "the API budget exceeded is 429")
+        r = answers[-1]
         t.ok(r.status == 429 and (r.header("Retry-After") or "").isdigit(),
              "budget 429 carries Retry-After", r)
         r = self.signed_in(CAROL).jmap(calls)
@@ -281,7 +301,8 @@ def main(mode):
     tap = Tap()
     root = tempfile.mkdtemp(prefix=f"postern-it-{mode}-")
     stack = Stack(root, mode=mode, conf_extra={"api_budget": str(BUDGET),
-                                               "max_request": f"{MAX_REQUEST // 1024}K"})
+                                               "max_request": f"{MAX_REQUEST // 1024}K",
+                                               "login_window": f"{LOGIN_WINDOW}s"})
     try:
         stack.start()
     except Exception as e:
