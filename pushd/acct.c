@@ -1,9 +1,12 @@
+#define _GNU_SOURCE 1
 #include "acct.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -26,19 +29,37 @@ static const char *const poll_methods[ACCT_NTYPES] = {
 static const char *const mode_names[] = { "poll", "relay", "subscription" };
 
 static const char sql_upsert[] =
-    "INSERT INTO push_accounts(account, mode, state, tabs, updated)"
-    " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(account) DO UPDATE SET"
+    "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
+    " token, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    " ON CONFLICT(account) DO UPDATE SET"
     " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
-    " updated = excluded.updated";
-/* Poll and relay channels die with the process; a subscription (later)
+    " updated = excluded.updated, sub_id = excluded.sub_id,"
+    " token = excluded.token, expires = excluded.expires";
+static const char sql_delete_any[] =
+    "DELETE FROM push_accounts WHERE account = ?1";
+static const char sql_held[] =
+    "SELECT sub_id, token, expires FROM push_accounts WHERE account = ?1"
+    " AND mode = 'subscription' AND sub_id IS NOT NULL AND token IS NOT NULL";
+/* Poll and relay channels die with the process; a subscription
  * outlives it and keeps its row. */
 static const char sql_delete[] =
     "DELETE FROM push_accounts WHERE account = ?1 AND mode IN ('poll', 'relay')";
 static const char sql_clean[] =
     "DELETE FROM push_accounts WHERE mode IN ('poll', 'relay')";
 static const char sql_untab[] = "UPDATE push_accounts SET tabs = 0";
+/* A subscription past its expiry is gone on the server too. */
+static const char sql_expired[] =
+    "DELETE FROM push_accounts WHERE mode = 'subscription' AND expires < ?1";
 
 static void acct_poll_start(struct acct *a);
+static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
+    unsigned got, int quiet_first);
+static void acct_check_tabs(struct acct *a, int revoke);
+
+#define RELAY_BACKOFF_MIN_MS 500
+#define RELAY_BACKOFF_MAX_MS 60000
+#define RELAY_FAILS_MAX 3          /* failed reconnects before polling */
+#define RELAY_STALL_S 120L         /* no byte (not even a ping) for this long */
 
 unsigned acct_type_bit(const char *name, size_t n)
 {
@@ -100,6 +121,13 @@ static void acct_write(struct acct *a)
 		    JSON_C_TO_STRING_PLAIN));
 	sqlite3_bind_int(st, 4, (int)a->ntabs);
 	sqlite3_bind_int64(st, 5, (long long)time(NULL));
+	/* A subscription's identity is written once it is verified: only a
+	 * verified one is worth reusing after a restart. */
+	if (a->sub_id && a->sub_state == SUB_VERIFIED) {
+		db_bind_text(st, 6, a->sub_id);
+		db_bind_text(st, 7, a->token);
+		sqlite3_bind_int64(st, 8, a->sub_expires);
+	}
 	db_exec_stmt(db, st);
 	json_object_put(o);
 	a->dirty = 0;
@@ -139,6 +167,10 @@ void acct_startup(struct pushd *pd)
 		db_exec_stmt(&pd->app.db, st);
 	if ((st = db_stmt(&pd->app.db, sql_untab)) != NULL)
 		db_exec_stmt(&pd->app.db, st);
+	if ((st = db_stmt(&pd->app.db, sql_expired)) != NULL) {
+		sqlite3_bind_int64(st, 1, (long long)time(NULL));
+		db_exec_stmt(&pd->app.db, st);
+	}
 }
 
 /* -- life ------------------------------------------------------------------ */
@@ -158,6 +190,14 @@ static void acct_free(void *p)
 	struct acct *a = p;
 	unsigned i;
 
+	/* Cancelled here when acct_end ran inside a libcurl callback. */
+	mc_cancel(a->pd, &a->job);
+	mc_cancel(a->pd, &a->stream);
+	mc_cancel(a->pd, &a->sjob);
+	sse_free(&a->sse);
+	buf_free(&a->sresp);
+	free(a->sub_id);
+	free(a->verify_code);
 	for (i = 0; i < ACCT_RING; i++)
 		ring_clear(&a->ring[i]);
 	for (i = 0; i < ACCT_NTYPES; i++)
@@ -185,8 +225,20 @@ static void acct_end(struct acct *a)
 			break;
 		}
 	pd->naccts--;
-	mc_cancel(pd, &a->job);
+	/* Inside libcurl's callback (a relayed event ended the last tab) the
+	 * transfers are left to acct_free, after the batch; the stream's
+	 * write callback stops it meanwhile. */
+	if (!pd->in_curl) {
+		mc_cancel(pd, &a->job);
+		mc_cancel(pd, &a->stream);
+		mc_cancel(pd, &a->sjob);
+	}
+	ev_timer_stop(&pd->ev, &a->sub_timer);
+	ev_timer_stop(&pd->ev, &a->idle_timer);
+	ev_timer_stop(&pd->ev, &a->grace_timer);
 	ev_timer_stop(&pd->ev, &a->poll_timer);
+	ev_timer_stop(&pd->ev, &a->relay_timer);
+	ev_timer_stop(&pd->ev, &a->check_timer);
 	buf_wipe_free(&a->creds);
 	if ((st = db_stmt(&pd->app.db, sql_delete)) != NULL) {
 		db_bind_text(st, 1, a->key);
@@ -240,7 +292,10 @@ static int acct_set_creds(struct acct *a, const struct sess *s)
 
 static void acct_on_poll_timer(struct ev *ev, struct ev_timer *t)
 {
-	acct_poll_start(container_of(t, struct acct, poll_timer));
+	struct acct *a = container_of(t, struct acct, poll_timer);
+
+	if (a->job.easy == NULL)
+		acct_poll_start(a);
 }
 
 static void acct_use_poll(struct acct *a)
@@ -250,17 +305,12 @@ static void acct_use_poll(struct acct *a)
 	ev_timer_set(&a->pd->ev, &a->poll_timer, 0);
 }
 
-/* The answer began: that is all the probe wanted to know. */
-static size_t probe_write(char *p, size_t size, size_t n, void *ctx)
+/* The event_url template with types=*, closeafter and ping filled. */
+static char *event_url_fill(const char *tmpl, const char *closeafter,
+    const char *ping)
 {
-	return 0;
-}
-
-/* The event_url template with types=*, closeafter=state, ping=0. */
-static char *probe_url(const char *tmpl)
-{
-	static const char *const keys[3][2] = {
-		{ "{types}", "*" }, { "{closeafter}", "state" }, { "{ping}", "0" }
+	const char *const keys[3][2] = {
+		{ "{types}", "*" }, { "{closeafter}", closeafter }, { "{ping}", ping }
 	};
 	struct buf b;
 	const char *p = tmpl;
@@ -282,32 +332,170 @@ static char *probe_url(const char *tmpl)
 	return out;
 }
 
-static void acct_probe_done(struct mc_job *job, CURLcode rc, long status)
-{
-	struct acct *a = container_of(job, struct acct, job);
+/* -- relay ----------------------------------------------------------------- */
 
-	/* 200 text/event-stream is a server that can push: relay mode (one
-	 * upstream stream for the account, parsed by a strict event-stream
-	 * reader) belongs here. Anything else, Cyrus 3.6's 204 included,
-	 * means polling. */
-	if ((rc == CURLE_OK || rc == CURLE_WRITE_ERROR) && status == 200)
-		log_info("pushd: the mail server offers an event stream; relay "
-		    "mode is not built yet, polling");
-	else
-		log_debug("pushd: event_url answered %ld (%s): polling", status,
-		    curl_easy_strerror(rc));
-	acct_use_poll(a);
+static int sub_enabled(struct pushd *pd);
+static void sub_load(struct acct *a);
+static void sub_next(struct acct *a);
+static void sub_arm(struct acct *a);
+static void sub_on_timer(struct ev *ev, struct ev_timer *t);
+static void sub_on_idle(struct ev *ev, struct ev_timer *t);
+static void sub_on_grace(struct ev *ev, struct ev_timer *t);
+#define WANT_GET 1u
+#define WANT_VERIFY 2u
+#define WANT_RENEW 4u
+#define WANT_DESTROY 8u       /* idle: destroy it, then the account ends */
+#define WANT_DROP 16u         /* not verified in time: destroy, relay on */
+
+static void acct_relay_start(struct acct *a);
+
+/* One `event: state` frame from the upstream: the states of our account's
+ * types become an event for the tabs (a ping is only a sign of life). */
+static int relay_event(void *ctx, const char *event, const char *data,
+    size_t len, const char *id)
+{
+	struct acct *a = ctx;
+	char *states[ACCT_NTYPES] = { NULL };
+	json_object *o, *changed, *mine;
+	const char *st;
+	unsigned i, got = 0;
+
+	if (a->dead || strcmp(event, "state"))
+		return 0;
+	if ((o = js_parse(data, len)) == NULL)
+		return 0;
+	changed = js_obj(o, "changed");
+	mine = changed ? js_obj(changed, a->jmap_id) : NULL;
+	for (i = 0; mine && i < ACCT_NTYPES; i++)
+		if ((st = js_str(mine, acct_type_names[i])) != NULL &&
+		    (states[i] = strdup(st)) != NULL)
+			got |= 1u << i;
+	json_object_put(o);
+	if (got)
+		acct_new_states(a, states, got, 0);
+	for (i = 0; i < ACCT_NTYPES; i++)
+		free(states[i]);
+	return 0;
 }
 
-/* Asks event_url whether the server pushes: 0 when the question is on its
- * way (acct_probe_done decides), -1 when it could not be asked. */
-static int acct_probe(struct acct *a)
+static void acct_on_check(struct ev *ev, struct ev_timer *t)
+{
+	struct acct *a = container_of(t, struct acct, check_timer);
+
+	acct_check_tabs(a, 0);
+	if (!a->dead)
+		ev_timer_set(ev, t, (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
+}
+
+/* The end of the response head: a 200 text/event-stream is a stream. No
+ * libcurl call here but getinfo; the gap poll runs from the loop. */
+static size_t relay_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct acct *a = ctx;
+	struct pushd *pd = a->pd;
+	const char *ct = NULL;
+	long status = 0;
+
+	if (n > 2 || (n == 2 && p[0] != '\r') || (n == 1 && p[0] != '\n'))
+		return n;
+	curl_easy_getinfo(a->stream.easy, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(a->stream.easy, CURLINFO_CONTENT_TYPE, &ct);
+	if (status != 200 || ct == NULL ||
+	    strncasecmp(ct, "text/event-stream", 17))
+		return n;
+	a->relay_up = 1;
+	a->relay_fails = 0;
+	a->backoff_ms = 0;
+	if (a->mode != ACCT_RELAY && a->mode != ACCT_SUBSCRIPTION) {
+		a->mode = ACCT_RELAY;
+		acct_dirty(a);
+		log_debug("pushd: relaying the mail server's event stream");
+	}
+	a->relay_ever = 1;
+	/* One poll now: its answer is the baseline, or, after a reconnect,
+	 * tells the tabs what changed while no stream was open. */
+	ev_timer_stop(&pd->ev, &a->poll_timer);
+	ev_timer_set(&pd->ev, &a->poll_timer, 0);
+	if (!ev_timer_armed(&a->check_timer))
+		ev_timer_set(&pd->ev, &a->check_timer,
+		    (uint64_t)pd->app.cfg.push_poll_interval * 1000);
+	return n;
+}
+
+static size_t relay_write(char *p, size_t size, size_t n, void *ctx)
+{
+	struct acct *a = ctx;
+	struct pushd *pd = a->pd;
+	int rc;
+
+	if (!a->relay_up || a->dead)
+		return 0;
+	pd->in_curl++;
+	rc = sse_feed(&a->sse, p, n);
+	pd->in_curl--;
+	if (rc == -1)
+		log_warn("pushd: the mail server's event stream broke a rule; "
+		    "reconnecting");
+	/* Short: libcurl ends the transfer (relay_done runs). */
+	return rc || a->dead || a->ntabs == 0 ? 0 : n;
+}
+
+static void acct_on_relay_timer(struct ev *ev, struct ev_timer *t)
+{
+	struct acct *a = container_of(t, struct acct, relay_timer);
+
+	if (a->mode != ACCT_SUBSCRIPTION && a->ntabs)
+		acct_relay_start(a);
+}
+
+static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
+{
+	struct acct *a = container_of(job, struct acct, stream);
+	int was_up = a->relay_up;
+
+	if (a->dead)
+		return;
+	a->relay_up = 0;
+	sse_reset(&a->sse);
+	if (a->mode == ACCT_SUBSCRIPTION || a->ntabs == 0)
+		return;
+	if (status == 401) {
+		/* As in poll mode: the sessions end, the app signs in again. */
+		acct_check_tabs(a, 1);
+		return;
+	}
+	if (!a->relay_ever || (!was_up && ++a->relay_fails >= RELAY_FAILS_MAX)) {
+		/* No event stream here (Cyrus 3.6 answers 204), or it stopped
+		 * working: polling, without dropping a tab. */
+		log_debug("pushd: event_url answered %ld (%s): polling", status,
+		    curl_easy_strerror(rc));
+		ev_timer_stop(&a->pd->ev, &a->check_timer);
+		acct_use_poll(a);
+		return;
+	}
+	/* The stream ended: again, after a backoff that doubles while the
+	 * reconnects fail. */
+	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : RELAY_BACKOFF_MIN_MS;
+	if (a->backoff_ms > RELAY_BACKOFF_MAX_MS)
+		a->backoff_ms = RELAY_BACKOFF_MAX_MS;
+	log_debug("pushd: the event stream ended (%s, HTTP %ld); again in %u ms",
+	    curl_easy_strerror(rc), status, a->backoff_ms);
+	ev_timer_set(&a->pd->ev, &a->relay_timer, a->backoff_ms);
+}
+
+/* Opens the account's one upstream EventSource: types=*, closeafter=no,
+ * a ping every 30 s (the stream's sign of life). */
+static void acct_relay_start(struct acct *a)
 {
 	struct pushd *pd = a->pd;
-	char *url = probe_url(a->event_url);
+	char *url = event_url_fill(a->event_url, "no", "30");
 	CURL *e = mc_easy(pd);
 
-	a->job.done = acct_probe_done;
+	if (a->stream.easy)
+		return;
+	a->stream.done = acct_relay_done;
+	a->relay_up = 0;
+	sse_reset(&a->sse);
 	if (url == NULL || e == NULL ||
 	    curl_easy_setopt(e, CURLOPT_URL, url) ||
 	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->sse_headers) ||
@@ -315,29 +503,58 @@ static int acct_probe(struct acct *a)
 	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
 	    curl_easy_setopt(e, CURLOPT_PASSWORD,
 	    a->creds.data + strlen(a->creds.data) + 1) ||
-	    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, probe_write)) {
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT, 0L) ||
+	    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, RELAY_STALL_S) ||
+	    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, relay_header) ||
+	    curl_easy_setopt(e, CURLOPT_HEADERDATA, a) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, relay_write) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, a)) {
 		curl_easy_cleanup(e);
-		free(url);
-		return -1;
+		e = NULL;
 	}
 	free(url);
-	a->job.easy = e;
-	return mc_start(pd, &a->job);
+	a->stream.easy = e;
+	if (e == NULL || mc_start(pd, &a->stream) == -1) {
+		log_err("pushd: cannot open the event stream; polling");
+		acct_use_poll(a);
+	}
 }
 
 /* The channel for a new account (its first tab is attached, so the
  * credentials are there). The order is subscription (a PushSubscription
  * verified through /api/push/, nothing held open), relay (one upstream
- * EventSource), poll, each falling back to the next; poll is what is built
- * so far. push_mode names one mode to use, or "auto". */
+ * EventSource), poll, each falling back to the next without dropping a
+ * tab. push_mode "poll" polls, "relay" never subscribes; "auto" and
+ * "subscription" subscribe when push_public_url allows. */
 static void acct_start(struct acct *a)
 {
 	const char *want = a->pd->app.cfg.push_mode;
 
 	a->mode = ACCT_POLL;
-	if (strcmp(want, "poll") && *a->event_url && acct_probe(a) == 0)
+	if (sub_enabled(a->pd)) {
+		/* A verified subscription from an earlier run is used at once;
+		 * the first call (PushSubscription/get) checks it is still
+		 * there and clears our leftovers. Meanwhile, and until a new one
+		 * is verified, the relay (or poll) carries the changes. */
+		sub_load(a);
+		a->sub_want |= WANT_GET;
+		sub_next(a);
+		if (a->sub_state == SUB_VERIFIED) {
+			a->mode = ACCT_SUBSCRIPTION;
+			acct_dirty(a);
+			ev_timer_set(&a->pd->ev, &a->check_timer,
+			    (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
+			sub_arm(a);
+			return;
+		}
+	}
+	if (strcmp(want, "poll") && *a->event_url) {
+		/* Relay until the stream says otherwise: a server without
+		 * one (not 200 text/event-stream) makes it poll. */
+		acct_relay_start(a);
 		return;
+	}
 	acct_use_poll(a);
 }
 
@@ -362,6 +579,13 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s)
 	}
 	ring_push(a, 0);      /* the mark a first Last-Event-ID can name */
 	ev_timer_init(&a->poll_timer, acct_on_poll_timer);
+	ev_timer_init(&a->relay_timer, acct_on_relay_timer);
+	ev_timer_init(&a->check_timer, acct_on_check);
+	sse_init(&a->sse, relay_event, a);
+	ev_timer_init(&a->sub_timer, sub_on_timer);
+	ev_timer_init(&a->idle_timer, sub_on_idle);
+	ev_timer_init(&a->grace_timer, sub_on_grace);
+	buf_init(&a->sresp, POLL_RESP_MAX);
 	b = acct_bucket(pd, a->key);
 	a->next = *b;
 	*b = a;
@@ -393,6 +617,15 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 	acct_dirty(a);
 	if (fresh)
 		acct_start(a);
+	else if (a->ntabs == 1 && ev_timer_armed(&a->idle_timer)) {
+		/* Back from idle: the subscription carries on; without a
+		 * verified one the relay (or poll) starts again. */
+		ev_timer_stop(&pd->ev, &a->idle_timer);
+		ev_timer_set(&pd->ev, &a->check_timer,
+		    (uint64_t)pd->app.cfg.push_poll_interval * 1000);
+		if (a->mode != ACCT_SUBSCRIPTION)
+			acct_relay_start(a);
+	}
 	return 0;
 }
 
@@ -407,7 +640,24 @@ void acct_detach(struct tab *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	/* t->next stays: a fan-out walking the list goes on from here. */
-	if (--a->ntabs == 0)
+	if (--a->ntabs == 0 && (a->sub_state == SUB_PENDING ||
+	    a->sub_state == SUB_VERIFIED) && !a->pd->stopping) {
+		/* A subscription outlives the tabs for push_idle (with the
+		 * credentials, to destroy it then); the relay and the poll
+		 * stop now. */
+		struct pushd *pd = a->pd;
+
+		if (!pd->in_curl)
+			mc_cancel(pd, &a->stream);
+		a->relay_up = 0;
+		ev_timer_stop(&pd->ev, &a->relay_timer);
+		ev_timer_stop(&pd->ev, &a->poll_timer);
+		ev_timer_stop(&pd->ev, &a->check_timer);
+		ev_timer_stop(&pd->ev, &a->grace_timer);
+		ev_timer_set(&pd->ev, &a->idle_timer,
+		    (uint64_t)pd->app.cfg.push_idle * 1000);
+		acct_dirty(a);
+	} else if (a->ntabs == 0)
 		acct_end(a);
 	else
 		acct_dirty(a);
@@ -638,7 +888,7 @@ static unsigned poll_states(json_object *root, char *states[ACCT_NTYPES])
 /* Compares with the states seen before; a change becomes an event. The
  * first answer only sets the baseline. */
 static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
-    unsigned got)
+    unsigned got, int quiet_first)
 {
 	struct acct_event *e = NULL;
 	unsigned i, changed = 0, first = a->states[0] == NULL &&
@@ -648,7 +898,7 @@ static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 		if ((got & (1u << i)) && (!a->states[i] ||
 		    strcmp(a->states[i], states[i])))
 			changed |= 1u << i;
-	if (changed && !first) {
+	if (changed && !(first && quiet_first)) {
 		e = ring_push(a, changed);
 		for (i = 0; i < ACCT_NTYPES; i++)
 			if (changed & (1u << i))
@@ -692,6 +942,8 @@ static void acct_poll_done(struct mc_job *job, CURLcode rc, long status)
 	json_object *root = NULL;
 	unsigned i, got = 0;
 
+	if (a->dead)
+		return;
 	/* The mail server refused the password: like the relay, pushd ends
 	 * the sessions (the app signs in again) rather than keep failing a
 	 * login every interval, which could get the gateway banned. */
@@ -708,9 +960,617 @@ static void acct_poll_done(struct mc_job *job, CURLcode rc, long status)
 		    rc == CURLE_OK ? "answered" : curl_easy_strerror(rc), status);
 	a->failing = got == 0;
 	if (got)
-		acct_new_states(a, states, got);
+		acct_new_states(a, states, got, 1);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
-	if (!a->dead)
+	/* In relay mode the poll ran once, for the baseline or a gap. */
+	if (!a->dead && a->mode == ACCT_POLL)
 		acct_poll_again(a);
+}
+
+/* -- subscription ---------------------------------------------------------- */
+
+#define CORE_CAP "urn:ietf:params:jmap:core"
+#define SUB_GRACE_MS 3000      /* the relay overlaps a new subscription */
+#define SUB_CHECK_MAX_S 3600L
+
+enum { SOP_NONE, SOP_GET, SOP_SET, SOP_VERIFY, SOP_RENEW, SOP_DESTROY, SOP_DROP,
+    SOP_CLEAN };
+
+/* push_public_url must be an https origin (the JMAP server refuses other
+ * callbacks), and push_mode auto or subscription. */
+static int sub_enabled(struct pushd *pd)
+{
+	const struct cfg *c = &pd->app.cfg;
+
+	return c->push_public_url && !strncmp(c->push_public_url, "https://", 8) &&
+	    (!strcmp(c->push_mode, "auto") || !strcmp(c->push_mode, "subscription"));
+}
+
+/* The deviceClientId of this installation: the same for every account, so
+ * that leftovers are recognised as ours, and nobody else's. */
+static void sub_device(struct pushd *pd, char out[APP_KEY_HEX + 1])
+{
+	app_key(&pd->app, "device", "pushd", out);
+}
+
+static void sub_load(struct acct *a)
+{
+	struct db *db = &a->pd->app.db;
+	sqlite3_stmt *st = db_stmt(db, sql_held);
+	const char *id, *tok;
+
+	if (st == NULL)
+		return;
+	db_bind_text(st, 1, a->key);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
+	    (tok = (const char *)sqlite3_column_text(st, 1)) != NULL &&
+	    strlen(tok) < sizeof(a->token) &&
+	    sqlite3_column_int64(st, 2) > (long long)time(NULL)) {
+		a->sub_id = strdup(id);
+		snprintf(a->token, sizeof(a->token), "%s", tok);
+		a->sub_expires = sqlite3_column_int64(st, 2);
+		if (a->sub_id)
+			a->sub_state = SUB_VERIFIED;
+	}
+	sqlite3_reset(st);
+}
+
+/* The next renewal check, or the verification deadline. */
+static void sub_arm(struct acct *a)
+{
+	const struct cfg *c = &a->pd->app.cfg;
+	long s = c->push_renew / 4;
+
+	if (a->sub_state == SUB_PENDING)
+		s = c->push_verify_timeout;
+	else if (s > SUB_CHECK_MAX_S)
+		s = SUB_CHECK_MAX_S;
+	if (s < 1)
+		s = 1;
+	ev_timer_set(&a->pd->ev, &a->sub_timer, (uint64_t)s * 1000);
+}
+
+static void sub_clear(struct acct *a, enum acct_sub st)
+{
+	free(a->sub_id);
+	a->sub_id = NULL;
+	free(a->verify_code);
+	a->verify_code = NULL;
+	seal_wipe(a->token, sizeof(a->token));
+	a->sub_state = (uint8_t)st;
+	ev_timer_stop(&a->pd->ev, &a->sub_timer);
+}
+
+/* Back to the relay (or poll) from subscription mode, without a gap. */
+static void sub_lost(struct acct *a)
+{
+	if (a->mode == ACCT_SUBSCRIPTION && a->ntabs) {
+		a->mode = ACCT_RELAY;
+		acct_dirty(a);
+		if (*a->event_url && strcmp(a->pd->app.cfg.push_mode, "poll"))
+			acct_relay_start(a);
+		else
+			acct_use_poll(a);
+	}
+}
+
+static size_t sub_write(char *p, size_t size, size_t n, void *ctx)
+{
+	struct acct *a = ctx;
+
+	return buf_append(&a->sresp, p, n) == -1 ? 0 : n;
+}
+
+static void sub_done(struct mc_job *job, CURLcode rc, long status);
+
+/* One PushSubscription call (args taken): 0, or -1. */
+static int sub_call(struct acct *a, int op, const char *method, json_object *args)
+{
+	struct pushd *pd = a->pd;
+	json_object *o = json_object_new_object(), *using, *calls, *call;
+	CURL *e;
+	int bad;
+
+	json_object_object_add(args, "accountId", json_object_new_string(a->jmap_id));
+	using = json_object_new_array();
+	json_object_array_add(using, json_object_new_string(CORE_CAP));
+	call = json_object_new_array();
+	json_object_array_add(call, json_object_new_string(method));
+	json_object_array_add(call, args);
+	json_object_array_add(call, json_object_new_string("p"));
+	calls = json_object_new_array();
+	json_object_array_add(calls, call);
+	json_object_object_add(o, "using", using);
+	json_object_object_add(o, "methodCalls", calls);
+	buf_free(&a->sresp);
+	e = mc_easy(pd);
+	bad = e == NULL ||
+	    curl_easy_setopt(e, CURLOPT_URL, a->api_url) ||
+	    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS,
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->json_headers) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
+	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
+	    curl_easy_setopt(e, CURLOPT_PASSWORD,
+	    a->creds.data + strlen(a->creds.data) + 1) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sub_write) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+	json_object_put(o);
+	if (bad) {
+		curl_easy_cleanup(e);
+		return -1;
+	}
+	a->sjob.easy = e;
+	a->sjob.done = sub_done;
+	a->sop = (uint8_t)op;
+	return mc_start(pd, &a->sjob);
+}
+
+static json_object *sub_utc(long long t)
+{
+	char out[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_object_new_string(out);
+}
+
+/* A UTCDate, or 0. */
+static long long sub_parse_utc(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || (end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return 0;
+	return (long long)timegm(&tm);
+}
+
+static json_object *sub_create_args(struct acct *a, json_object *destroy)
+{
+	struct pushd *pd = a->pd;
+	unsigned char rnd[32];
+	char dev[APP_KEY_HEX + 1], url[1024];
+	json_object *args = json_object_new_object(), *create, *c;
+	size_t n;
+
+	seal_random(rnd, sizeof(rnd));
+	seal_b64url_encode(rnd, sizeof(rnd), a->token);
+	seal_wipe(rnd, sizeof(rnd));
+	sub_device(pd, dev);
+	n = strlen(pd->app.cfg.push_public_url);
+	while (n && pd->app.cfg.push_public_url[n - 1] == '/')
+		n--;
+	snprintf(url, sizeof(url), "%.*s/api/push/%s", (int)n,
+	    pd->app.cfg.push_public_url, a->token);
+	a->sub_expires = (long long)time(NULL) + pd->app.cfg.push_expiry;
+	c = json_object_new_object();
+	json_object_object_add(c, "deviceClientId", json_object_new_string(dev));
+	json_object_object_add(c, "url", json_object_new_string(url));
+	json_object_object_add(c, "expires", sub_utc(a->sub_expires));
+	json_object_object_add(c, "types", NULL);
+	create = json_object_new_object();
+	json_object_object_add(create, "c", c);
+	json_object_object_add(args, "create", create);
+	if (destroy)
+		json_object_object_add(args, "destroy", destroy);
+	return args;
+}
+
+static json_object *sub_ids(const char *id)
+{
+	json_object *a = json_object_new_array();
+
+	json_object_array_add(a, json_object_new_string(id));
+	return a;
+}
+
+/* Starts the most urgent call that waits, when none is in flight. */
+static void sub_next(struct acct *a)
+{
+	json_object *args, *upd, *patch;
+	unsigned w;
+	int op = SOP_NONE, rc = 0;
+
+	if (a->dead || a->sjob.easy || a->pd->in_curl)
+		return;
+	w = a->sub_want;
+	args = json_object_new_object();
+	if (w & WANT_DESTROY) {
+		a->sub_want &= ~WANT_DESTROY;
+		op = SOP_DESTROY;
+	} else if ((w & WANT_VERIFY) && a->verify_code && a->sub_id) {
+		a->sub_want &= ~WANT_VERIFY;
+		patch = json_object_new_object();
+		json_object_object_add(patch, "verificationCode",
+		    json_object_new_string(a->verify_code));
+		upd = json_object_new_object();
+		json_object_object_add(upd, a->sub_id, patch);
+		json_object_object_add(args, "update", upd);
+		rc = sub_call(a, SOP_VERIFY, "PushSubscription/set", args);
+		goto started;
+	} else if (w & WANT_GET) {
+		a->sub_want &= ~WANT_GET;
+		json_object_object_add(args, "ids", NULL);
+		rc = sub_call(a, SOP_GET, "PushSubscription/get", args);
+		goto started;
+	} else if ((w & WANT_RENEW) && a->sub_id) {
+		a->sub_want &= ~WANT_RENEW;
+		patch = json_object_new_object();
+		json_object_object_add(patch, "expires", sub_utc((long long)time(NULL) +
+		    a->pd->app.cfg.push_expiry));
+		upd = json_object_new_object();
+		json_object_object_add(upd, a->sub_id, patch);
+		json_object_object_add(args, "update", upd);
+		rc = sub_call(a, SOP_RENEW, "PushSubscription/set", args);
+		goto started;
+	} else if (w & WANT_DROP) {
+		a->sub_want &= ~WANT_DROP;
+		op = SOP_DROP;
+	}
+	if (op == SOP_NONE) {
+		json_object_put(args);
+		return;
+	}
+	if (a->sub_id == NULL) {
+		/* Nothing to destroy. */
+		json_object_put(args);
+		if (op == SOP_DESTROY) {
+			a->sop = SOP_DESTROY;
+			sub_done(&a->sjob, CURLE_OK, 0);
+		}
+		return;
+	}
+	json_object_object_add(args, "destroy", sub_ids(a->sub_id));
+	rc = sub_call(a, op, "PushSubscription/set", args);
+started:
+	if (rc == -1) {
+		log_warn("pushd: cannot make a PushSubscription call");
+		if (op == SOP_DESTROY)
+			acct_end(a);
+	}
+}
+
+/* The arguments of the call's answer, inside root; NULL when it failed. */
+static json_object *sub_answer(struct acct *a, long status, const char *method,
+    json_object **root)
+{
+	json_object *resps, *r, *args;
+
+	*root = NULL;
+	if (status != 200 || a->sresp.len == 0 ||
+	    (*root = js_parse(a->sresp.data, a->sresp.len)) == NULL)
+		return NULL;
+	if (!json_object_object_get_ex(*root, "methodResponses", &resps) ||
+	    !json_object_is_type(resps, json_type_array) ||
+	    json_object_array_length(resps) < 1 ||
+	    !json_object_is_type(r = json_object_array_get_idx(resps, 0),
+	    json_type_array) || json_object_array_length(r) != 3 ||
+	    strcmp(json_object_get_string(json_object_array_get_idx(r, 0)), method) ||
+	    !json_object_is_type(args = json_object_array_get_idx(r, 1),
+	    json_type_object))
+		return NULL;
+	return args;
+}
+
+/* Verified: subscription mode. The relay goes on for a short grace, so
+ * that an event the upstream stream still held back is not lost (the
+ * same state from both is told once). */
+static void sub_verified(struct acct *a)
+{
+	struct pushd *pd = a->pd;
+
+	a->sub_state = SUB_VERIFIED;
+	free(a->verify_code);
+	a->verify_code = NULL;
+	a->mode = ACCT_SUBSCRIPTION;
+	acct_dirty(a);
+	log_info("pushd: a push subscription is verified; the relay ends");
+	ev_timer_set(&pd->ev, &a->grace_timer, SUB_GRACE_MS);
+	if (!ev_timer_armed(&a->check_timer) && a->ntabs)
+		ev_timer_set(&pd->ev, &a->check_timer,
+		    (uint64_t)pd->app.cfg.push_poll_interval * 1000);
+	sub_arm(a);
+}
+
+static void sub_on_grace(struct ev *ev, struct ev_timer *t)
+{
+	struct acct *a = container_of(t, struct acct, grace_timer);
+
+	if (a->mode != ACCT_SUBSCRIPTION)
+		return;
+	mc_cancel(a->pd, &a->stream);
+	a->relay_up = 0;
+	ev_timer_stop(ev, &a->relay_timer);
+	ev_timer_stop(ev, &a->poll_timer);
+}
+
+static void sub_got_list(struct acct *a, json_object *args)
+{
+	json_object *list = NULL, *destroy = NULL, *it;
+	char dev[APP_KEY_HEX + 1];
+	const char *id, *d;
+	int held = 0;
+	size_t k;
+
+	json_object_object_get_ex(args, "list", &list);
+	sub_device(a->pd, dev);
+	for (k = 0; list && json_object_is_type(list, json_type_array) &&
+	    k < json_object_array_length(list); k++) {
+		it = json_object_array_get_idx(list, k);
+		if ((id = js_str(it, "id")) == NULL ||
+		    (d = js_str(it, "deviceClientId")) == NULL || strcmp(d, dev))
+			continue;     /* somebody else's: never touched */
+		if (a->sub_id && !strcmp(id, a->sub_id) &&
+		    js_str(it, "verificationCode") != NULL) {
+			held = 1;
+			continue;
+		}
+		if (destroy == NULL)
+			destroy = json_object_new_array();
+		json_object_array_add(destroy, json_object_new_string(id));
+	}
+	if (a->sub_state == SUB_VERIFIED && !held) {
+		/* The server no longer has it (expired, or removed). */
+		log_info("pushd: the stored push subscription is gone; a new one");
+		sub_clear(a, SUB_NONE);
+		sub_lost(a);
+	}
+	if (held) {
+		if (destroy) {
+			json_object *args2 = json_object_new_object();
+
+			json_object_object_add(args2, "destroy", destroy);
+			/* Our leftovers only: the answer changes nothing. */
+			sub_call(a, SOP_CLEAN, "PushSubscription/set", args2);
+		}
+		return;
+	}
+	if (a->ntabs == 0) {
+		json_object_put(destroy);
+		return;
+	}
+	if (sub_call(a, SOP_SET, "PushSubscription/set",
+	    sub_create_args(a, destroy)) == -1)
+		sub_clear(a, SUB_FAILED);
+}
+
+static void sub_done(struct mc_job *job, CURLcode rc, long status)
+{
+	struct acct *a = container_of(job, struct acct, sjob);
+	json_object *root = NULL, *args, *o;
+	const char *method = a->sop == SOP_GET ? "PushSubscription/get" :
+	    "PushSubscription/set";
+	const char *id, *exp;
+	int op = a->sop;
+
+	if (a->dead)
+		return;
+	a->sop = SOP_NONE;
+	args = rc == CURLE_OK ? sub_answer(a, status, method, &root) : NULL;
+	buf_free(&a->sresp);
+	if (rc == CURLE_OK && status == 401) {
+		json_object_put(root);
+		acct_check_tabs(a, 1);
+		if (!a->dead && a->ntabs == 0)
+			acct_end(a);
+		return;
+	}
+	switch (op) {
+	case SOP_GET:
+		if (args == NULL) {
+			/* No PushSubscription here (unknownMethod), or it
+			 * failed: the relay (or poll) it is. */
+			log_info("pushd: no push subscriptions on this server; "
+			    "relay or poll");
+			sub_clear(a, SUB_FAILED);
+			sub_lost(a);
+		} else
+			sub_got_list(a, args);
+		break;
+	case SOP_SET:
+		o = args ? js_obj(args, "created") : NULL;
+		o = o ? js_obj(o, "c") : NULL;
+		if (o && (id = js_str(o, "id")) != NULL &&
+		    (a->sub_id = strdup(id)) != NULL) {
+			if ((exp = js_str(o, "expires")) != NULL &&
+			    sub_parse_utc(exp) > 0)
+				a->sub_expires = sub_parse_utc(exp);
+			a->sub_state = SUB_PENDING;
+			sub_arm(a);
+			log_debug("pushd: push subscription %s created", id);
+		} else {
+			log_warn("pushd: the mail server did not create the push "
+			    "subscription; relay or poll");
+			sub_clear(a, SUB_FAILED);
+		}
+		break;
+	case SOP_VERIFY:
+		o = args ? js_obj(args, "updated") : NULL;
+		if (o && a->sub_id && json_object_object_get_ex(o, a->sub_id, NULL))
+			sub_verified(a);
+		else
+			log_warn("pushd: the push verification was not accepted");
+		break;
+	case SOP_RENEW:
+		o = args ? js_obj(args, "updated") : NULL;
+		if (o && a->sub_id && json_object_object_get_ex(o, a->sub_id, NULL)) {
+			json_object *u = js_obj(o, a->sub_id);
+
+			a->sub_expires = (long long)time(NULL) + a->pd->app.cfg.push_expiry;
+			if (u && (exp = js_str(u, "expires")) != NULL &&
+			    sub_parse_utc(exp) > 0)
+				a->sub_expires = sub_parse_utc(exp);
+			acct_dirty(a);
+			log_debug("pushd: push subscription renewed");
+		} else if (args) {
+			/* notUpdated: gone. A new one. */
+			sub_clear(a, SUB_NONE);
+			sub_lost(a);
+			a->sub_want |= WANT_GET;
+		}
+		if (a->sub_state == SUB_VERIFIED)
+			sub_arm(a);
+		break;
+	case SOP_DROP:
+		sub_clear(a, SUB_FAILED);
+		break;
+	case SOP_DESTROY: {
+		sqlite3_stmt *st = db_stmt(&a->pd->app.db, sql_delete_any);
+
+		if (st) {
+			db_bind_text(st, 1, a->key);
+			db_exec_stmt(&a->pd->app.db, st);
+		}
+		sub_clear(a, SUB_NONE);
+		json_object_put(root);
+		acct_end(a);
+		return;
+	}
+	default:
+		break;
+	}
+	json_object_put(root);
+	sub_next(a);
+}
+
+/* Renewal check (verified) or verification deadline (pending). */
+static void sub_on_timer(struct ev *ev, struct ev_timer *t)
+{
+	struct acct *a = container_of(t, struct acct, sub_timer);
+	const struct cfg *c = &a->pd->app.cfg;
+
+	if (a->sub_state == SUB_PENDING) {
+		log_warn("pushd: the push subscription was not verified in time; "
+		    "relay or poll");
+		a->sub_state = SUB_FAILED;
+		a->sub_want |= WANT_DROP;
+		sub_next(a);
+		return;
+	}
+	if (a->sub_state != SUB_VERIFIED)
+		return;
+	if (a->sub_expires - (long long)time(NULL) < c->push_renew) {
+		a->sub_want |= WANT_RENEW;
+		sub_next(a);
+	}
+	sub_arm(a);
+}
+
+static void sub_on_idle(struct ev *ev, struct ev_timer *t)
+{
+	struct acct *a = container_of(t, struct acct, idle_timer);
+
+	if (a->ntabs)
+		return;
+	a->sub_want |= WANT_DESTROY;
+	if (a->sjob.easy == NULL)
+		sub_next(a);
+}
+
+static struct acct *acct_by_token(struct pushd *pd, const char *token)
+{
+	struct acct *a;
+	unsigned i;
+
+	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
+		for (a = pd->accts[i]; a; a = a->next)
+			if (a->token[0] &&
+			    strlen(a->token) == strlen(token) &&
+			    seal_equal(a->token, token, strlen(token)))
+				return a;
+	return NULL;
+}
+
+/* A verified subscription whose account has no tabs in this process (a
+ * restart): 1 when the database holds the token. */
+static int token_stored(struct pushd *pd, const char *token)
+{
+	static const char sql[] =
+	    "SELECT 1 FROM push_accounts WHERE token = ?1 AND mode = 'subscription'";
+	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	db_bind_text(st, 1, token);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int acct_push_callback(struct pushd *pd, const char *token,
+    const char *content_type, const char *body, size_t n)
+{
+	struct acct *a = acct_by_token(pd, token);
+	json_object *o, *changed, *mine;
+	char *states[ACCT_NTYPES] = { NULL };
+	const char *type, *st, *id, *code;
+	unsigned i, got = 0;
+	int known, rc;
+
+	if (a == NULL) {
+		known = token_stored(pd, token);
+		if (known <= 0)
+			return known == -1 ? 500 : 404;
+	}
+	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
+	    (content_type[16] != '\0' && content_type[16] != ';'))
+		return 415;
+	if ((o = js_parse(body, n)) == NULL ||
+	    !json_object_is_type(o, json_type_object) ||
+	    (type = js_str(o, "@type")) == NULL) {
+		json_object_put(o);
+		return 400;
+	}
+	if (!strcmp(type, "PushVerification")) {
+		id = js_str(o, "pushSubscriptionId");
+		code = js_str(o, "verificationCode");
+		rc = 403;
+		if (id == NULL || code == NULL || strlen(code) > 512)
+			rc = 400;
+		else if (a && a->sub_state == SUB_PENDING && a->sub_id &&
+		    !strcmp(id, a->sub_id)) {
+			free(a->verify_code);
+			a->verify_code = strdup(code);
+			a->sub_want |= WANT_VERIFY;
+			sub_next(a);
+			rc = 202;
+		}
+		json_object_put(o);
+		return rc;
+	}
+	if (strcmp(type, "StateChange")) {
+		json_object_put(o);
+		return 400;
+	}
+	if (a == NULL) {
+		/* Ours, but no tab is open in this process: nobody to tell. */
+		json_object_put(o);
+		return 202;
+	}
+	if (a->sub_state != SUB_VERIFIED) {
+		json_object_put(o);
+		return 403;
+	}
+	if ((changed = js_obj(o, "changed")) == NULL) {
+		json_object_put(o);
+		return 400;
+	}
+	mine = js_obj(changed, a->jmap_id);
+	for (i = 0; mine && i < ACCT_NTYPES; i++)
+		if ((st = js_str(mine, acct_type_names[i])) != NULL &&
+		    (states[i] = strdup(st)) != NULL)
+			got |= 1u << i;
+	json_object_put(o);
+	if (got && a->ntabs)
+		acct_new_states(a, states, got, 0);
+	for (i = 0; i < ACCT_NTYPES; i++)
+		free(states[i]);
+	return 202;
 }

@@ -1,9 +1,10 @@
 /* acct: one signed-in person (the account key sessions share) while they
  * have tabs open: their tabs, the upstream channel that tells pushd about
- * changes (poll for now; relay and subscription later), the last states
- * seen and a small ring of recent events for Last-Event-ID. The
- * credentials are kept only in memory, only while tabs are open, and
- * wiped when the last one closes. */
+ * changes (a verified PushSubscription, else one relayed EventSource, else
+ * a poll), the last states seen and a small ring of recent events for
+ * Last-Event-ID. The credentials are kept only in memory, only while tabs
+ * are open (and, for an account with a subscription, push_idle after the
+ * last one, to destroy it), then wiped. */
 #ifndef POSTERN_ACCT_H
 #define POSTERN_ACCT_H
 
@@ -14,6 +15,7 @@
 #include "ev.h"
 #include "mcurl.h"
 #include "sess.h"
+#include "sse.h"
 
 struct pushd;
 struct tab;
@@ -24,6 +26,9 @@ enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
 #define ACCT_RING 16
 
 enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
+/* A subscription: none, created and awaiting its verification, verified;
+ * unsupported when the server has none or it failed (relay goes on). */
+enum acct_sub { SUB_NONE, SUB_PENDING, SUB_VERIFIED, SUB_FAILED };
 
 /* One state change, kept in the ring for replay. */
 struct acct_event {
@@ -49,6 +54,28 @@ struct acct {
 	struct ev_timer poll_timer;
 	struct mc_job job;               /* the poll in flight */
 	struct buf resp;
+	/* Relay mode: the upstream EventSource and its reader. */
+	struct mc_job stream;
+	struct sse sse;
+	struct ev_timer relay_timer;     /* the reconnect after a backoff */
+	struct ev_timer check_timer;     /* sessions re-checked (relay) */
+	unsigned backoff_ms;
+	uint8_t relay_up;                /* the stream answered 200 event-stream */
+	uint8_t relay_ever;              /* it did at least once */
+	uint8_t relay_fails;             /* reconnects in a row that failed */
+	/* Subscription mode: one PushSubscription (RFC 8620 7.2). */
+	struct mc_job sjob;              /* the PushSubscription call in flight */
+	struct buf sresp;
+	char *sub_id;
+	char token[44];                  /* 32 random bytes, base64url */
+	char *verify_code;               /* a PushVerification to confirm */
+	long long sub_expires;
+	struct ev_timer sub_timer;       /* renewal check, verification deadline */
+	struct ev_timer idle_timer;      /* no tab for push_idle: destroy */
+	struct ev_timer grace_timer;     /* the relay closes after verification */
+	uint8_t sub_state;               /* enum acct_sub */
+	uint8_t sop;                     /* the call in flight (enum) */
+	uint8_t sub_want;                /* calls waiting (bits) */
 	uint8_t dirty;                   /* the db row needs writing */
 	uint8_t dead;
 	uint8_t failing;                 /* the last poll failed (log once) */
@@ -69,6 +96,10 @@ void acct_detach(struct tab *t);
 void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
+/* POST /api/push/<token>: the HTTP status to answer (202 accepted, 403
+ * refused, 400 malformed, 404 unknown, 415 not JSON, 500). */
+int acct_push_callback(struct pushd *pd, const char *token,
+    const char *content_type, const char *body, size_t n);
 /* Ends every account (at shutdown, after their tabs). */
 void acct_shutdown(struct pushd *pd);
 

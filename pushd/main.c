@@ -224,6 +224,7 @@ static void teardown(struct pushd *pd)
 		ev_io_del(&pd->ev, &pd->listen_io);
 		unlink(pd->app.cfg.pushd_socket);
 	}
+	pd->stopping = 1;
 	end_streams(pd);
 	while (pd->conns)
 		conn_close(pd->conns);

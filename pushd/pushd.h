@@ -47,6 +47,7 @@ struct pushd {
 	struct ev_timer flush_timer;   /* writes dirty accounts to the db */
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
+	int in_curl;               /* inside a libcurl callback: no multi calls */
 };
 
 static inline struct pushd *pushd_of(struct ev *ev)

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "acct.h"
 #include "conn.h"
 #include "log.h"
 #include "pushd.h"
@@ -58,27 +59,15 @@ static int token_valid(const char *t)
 	    "abcdefghijklmnopqrstuvwxyz0123456789-_") == n;
 }
 
-/* 1 when a subscription holds the token, 0 when none does, -1 on error. */
-static int token_known(struct app *a, const char *token)
-{
-	static const char sql[] =
-	    "SELECT 1 FROM push_accounts WHERE token = ?1 AND mode = 'subscription'";
-	sqlite3_stmt *st = db_stmt(&a->db, sql);
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, token);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* POST /api/push/<token>: the JMAP server's callback (RFC 8620 §7.2). It
+/* POST /api/push/<token>: the JMAP server's callback (RFC 8620 7.2). It
  * carries no cookie and no CSRF header: the long random token in the URL
- * is the only credential, so an unknown one learns nothing but 404. */
+ * is the only credential, so an unknown one learns nothing but 404. Then
+ * the body must be JSON (415), within its cap (413) and well-formed (400);
+ * a PushVerification is taken only for a subscription that awaits one, a
+ * StateChange only for a verified one (403 otherwise). */
 static void push_handle(struct req *r)
 {
+	struct preq *q = route_preq(r);
 	const char *token = r->path + strlen("/api/push/");
 	int rc;
 
@@ -87,22 +76,43 @@ static void push_handle(struct req *r)
 		req_error(r, 405, "method_not_allowed", "This method is not allowed here.");
 		return;
 	}
-	rc = token_valid(token) ? token_known(r->app, token) : 0;
-	if (rc == -1) {
-		req_error(r, 500, "internal_error", "The push store failed.");
-		return;
-	}
-	if (rc == 0) {
+	if (!token_valid(token)) {
 		req_error(r, 404, "not_found", "No such push subscription.");
 		return;
 	}
-	if (route_preq(r)->head->too_large) {
-		req_error(r, 413, "too_large", "The push body is too large.");
+	if (q->head->too_large) {
+		/* Known or not, the body is not read: the token decides only
+		 * what happens to a body that fits. */
+		rc = acct_push_callback(q->c->pd, token, "application/json", "", 0);
+		if (rc == 404 || rc == 500)
+			req_error(r, rc, rc == 404 ? "not_found" : "internal_error",
+			    rc == 404 ? "No such push subscription." : "The push store failed.");
+		else
+			req_error(r, 413, "too_large", "The push body is too large.");
 		return;
 	}
-	/* The subscription mode (PushVerification, StateChange) comes here. */
-	req_status(r, 202);
-	req_end(r);
+	rc = acct_push_callback(q->c->pd, token, conn_param(q, "CONTENT_TYPE"),
+	    q->head->body.data ? q->head->body.data : "", q->head->body.len);
+	switch (rc) {
+	case 202:
+		req_status(r, 202);
+		req_end(r);
+		break;
+	case 400:
+		req_error(r, 400, "bad_request", "The push body is not a push object.");
+		break;
+	case 403:
+		req_error(r, 403, "forbidden", "This subscription does not take that.");
+		break;
+	case 404:
+		req_error(r, 404, "not_found", "No such push subscription.");
+		break;
+	case 415:
+		req_error(r, 415, "unsupported_media_type", "The push body must be JSON.");
+		break;
+	default:
+		req_error(r, 500, "internal_error", "The push store failed.");
+	}
 }
 
 void route_request(struct preq *q)

@@ -45,6 +45,10 @@ struct cfg {
 	char *push_mode;            /* auto | subscription | relay | poll | off */
 	long push_poll_interval;    /* seconds */
 	char *push_public_url;      /* https origin the JMAP server calls back */
+	long push_idle;             /* a subscription kept this long without tabs */
+	long push_verify_timeout;   /* a subscription's verification awaited */
+	long push_expiry;           /* a subscription's lifetime asked for */
+	long push_renew;            /* renewed when less than this is left */
 	char *pushd_socket;
 };
 

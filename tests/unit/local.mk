@@ -37,3 +37,10 @@ UNIT_TESTS += tests/fuzz/fuzz_fcgirec
 tests_fuzz_fuzz_fcgirec_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_fuzz_fuzz_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 EXTRA_DIST += tests/fuzz/corpus
+UNIT_TESTS += tests/unit/test_sse
+tests_unit_test_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# The fuzz target for pushd's event-stream reader replays its corpus.
+UNIT_TESTS += tests/fuzz/fuzz_sse
+tests_fuzz_fuzz_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
