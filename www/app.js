@@ -1,123 +1,356 @@
-// postern's first page: sign in, then the folders and the newest messages
-// of a folder, all through postern's /api. The full client comes later.
+// app.js: postern's mail client. Wires the modules together: sign-in, the
+// three panes (one at a time on a phone), the toolbar, shortcuts, search,
+// live updates. Each job lives in its own module under js/.
+import * as api from "./js/api.js";
+import * as i18n from "./js/i18n.js";
+import { t } from "./js/i18n.js";
+import * as settings from "./js/settings.js";
+import * as store from "./js/store.js";
+import * as live from "./js/live.js";
+import * as search from "./js/search.js";
+import { $, $$, h } from "./js/dom.js";
+import * as folders from "./js/views/folders.js";
+import * as list from "./js/views/list.js";
+import * as reader from "./js/views/reader.js";
+import * as composer from "./js/views/composer.js";
 
-const $ = (id) => document.getElementById(id);
-const USING = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"];
-let session = null;
+const { state } = store;
+let config = { name: "postern", uploadMax: 0 };
+let openThread = null;     // {id, emails}
+let showImagesFor = new Set();
 
-async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (method !== "GET") headers["X-Postern-CSRF"] = "1";
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  let data = null;
-  try { data = await res.json(); } catch { /* an empty or non-JSON answer */ }
-  return { status: res.status, data, retryAfter: res.headers.get("Retry-After") };
-}
-
-function signinMessage(r) {
-  const code = r.data && r.data.error;
-  if (code === "invalid_credentials") return "Wrong email address or password.";
-  if (code === "rate_limited") {
-    const min = Math.ceil(Number(r.retryAfter || 60) / 60);
-    return `Too many attempts. Please wait ${min} minute${min === 1 ? "" : "s"} and try again.`;
-  }
-  if (code === "upstream_error" || code === "upstream_timeout")
-    return "The mail server cannot be reached right now. This is not a problem with your password.";
-  return (r.data && r.data.message) || "Signing in failed.";
-}
-
-async function jmap(calls) {
-  const r = await api("POST", "/api/jmap", { using: USING, methodCalls: calls });
-  if (r.status === 401) { show("signin"); throw new Error("signed out"); }
-  if (r.status !== 200) throw new Error((r.data && r.data.message) || `error ${r.status}`);
-  return r.data.methodResponses;
-}
+// -- panes -------------------------------------------------------------------
 
 function show(which) {
-  $("signin").hidden = which !== "signin";
-  $("mail").hidden = which !== "mail";
+  $("#signin").hidden = which !== "signin";
+  $("#mail").hidden = which !== "mail";
+}
+function pane(name) { document.body.dataset.pane = name; }
+
+// -- sign in / out --------------------------------------------------------------
+
+function signinMessage(e) {
+  if (e.code === "invalid_credentials") return t("signin.wrong");
+  if (e.code === "rate_limited") {
+    const n = Math.max(1, Math.ceil((e.retryAfter || 60) / 60));
+    return t("signin.rateLimited", { n });
+  }
+  if (["upstream_error", "upstream_timeout"].includes(e.code)) return t("signin.upstream");
+  if (e.code === "network" || e.status >= 500) return t("signin.serverDown");
+  return t("signin.failed");
 }
 
-function accountId() {
-  return session.primaryAccounts["urn:ietf:params:jmap:mail"];
-}
-
-async function openFolder(box, button) {
-  for (const b of $("folders").children) b.removeAttribute("aria-current");
-  button.setAttribute("aria-current", "true");
-  const [, [, got]] = await jmap([
-    ["Email/query", { accountId: accountId(), filter: { inMailbox: box.id },
-      sort: [{ property: "receivedAt", isAscending: false }], limit: 50 }, "q"],
-    ["Email/get", { accountId: accountId(), "#ids": { resultOf: "q", name: "Email/query", path: "/ids" },
-      properties: ["from", "subject", "receivedAt", "keywords"] }, "g"],
-  ]);
-  const list = $("messages");
-  list.replaceChildren();
-  for (const m of got.list) {
-    const li = document.createElement("li");
-    if (!m.keywords || !m.keywords.$seen) li.className = "unread";
-    const from = (m.from && m.from[0]) || {};
-    for (const [cls, text] of [["from", from.name || from.email || ""],
-      ["subject", m.subject || "(no subject)"],
-      ["date", new Date(m.receivedAt).toLocaleString()]]) {
-      const span = document.createElement("span");
-      span.className = cls;
-      span.textContent = text;
-      li.append(span);
-    }
-    list.append(li);
+async function signIn(ev) {
+  ev.preventDefault();
+  const f = ev.target;
+  const err = $("#signin-error");
+  err.hidden = true;
+  f.querySelector("button").disabled = true;
+  try {
+    const s = await api.post("/api/auth/login", { username: f.username.value, password: f.password.value,
+      remember: f.remember.checked }, { quiet401: true });
+    f.password.value = "";
+    await enter(s);
+  } catch (e) {
+    err.textContent = signinMessage(e);
+    err.hidden = false;
+    f.password.select();
+  } finally {
+    f.querySelector("button").disabled = false;
   }
 }
 
-async function showMail() {
-  $("who").textContent = session.username;
+async function signOut() {
+  live.stop();
+  try { await api.post("/api/auth/logout"); } catch { /* signed out anyway */ }
+  leave();
+}
+
+function leave() {
+  live.stop();
+  store.setSession(null);
+  state.emails.clear();
+  show("signin");
+  document.title = config.name;
+  $("#signin-form").username.focus();
+}
+
+// -- the mail screen ------------------------------------------------------------
+
+async function enter(session) {
+  window.__postern_t0 = performance.now();
+  store.setSession(session);
+  $("#who").textContent = session.username;
   show("mail");
-  const [[, boxes]] = await jmap([["Mailbox/get", { accountId: accountId() }, "m"]]);
-  const nav = $("folders");
-  nav.replaceChildren();
-  const order = ["inbox", "drafts", "sent", "archive", "junk", "trash"];
-  boxes.list.sort((a, b) => (order.indexOf(a.role) + 1 || 99) - (order.indexOf(b.role) + 1 || 99)
-    || a.name.localeCompare(b.name));
-  for (const box of boxes.list) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.textContent = box.unreadEmails ? `${box.name} (${box.unreadEmails})` : box.name;
-    b.addEventListener("click", () => openFolder(box, b));
-    nav.append(b);
+  pane("list");
+  await Promise.all([store.loadMailboxes(), store.loadIdentities()]);
+  const inbox = store.roleBox("inbox");
+  await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
+  live.start(() => store.refresh(), () => store.resync());
+  document.body.dataset.ready = "1";
+}
+
+function paintFolders() {
+  folders.render($("#folders"), { onOpen: (id) => openFolder(id), onDrop: (id) => act("move", id, list.targets()) });
+  updateTitle();
+}
+
+function updateTitle() {
+  const inbox = store.roleBox("inbox");
+  const n = inbox ? inbox.unreadEmails : 0;
+  const cur = state.mailboxes.get(state.current);
+  const where = state.filter ? t("search.results") : cur ? folders.folderName(cur) : "";
+  document.title = (n ? `(${i18n.number(n)}) ` : "") + [where, config.name].filter(Boolean).join(" – ");
+}
+
+async function openFolder(id) {
+  $("#search").value = "";
+  state.query = "";
+  list.reset();
+  closeReader();
+  const p = store.openList(id, null);
+  paintFolders();
+  paintToolbar();
+  pane("list");
+  await p;
+}
+
+function paintToolbar() {
+  const role = state.mailboxes.get(state.current)?.role;
+  $("#empty-trash").hidden = !(role === "trash" || role === "junk") || !!state.filter;
+  $("#list-title").textContent = state.filter ? t("search.resultsFor", { q: state.query })
+    : state.mailboxes.get(state.current) ? folders.folderName(state.mailboxes.get(state.current)) : "";
+  $("#threads").setAttribute("aria-pressed", String(state.threads));
+}
+
+async function openMessage(id) {
+  const e = state.emails.get(id);
+  if (!e) return;
+  // A draft opens in the composer, to be finished.
+  if (e.keywords?.$draft && store.roleBox("drafts")?.id === state.current) {
+    const [full] = (await store.loadThread(e.threadId)).filter((m) => m.id === id);
+    if (full) composer.open($("#composer"), "draft", full, composerOpts());
+    return;
   }
-  const inbox = boxes.list.findIndex((b) => b.role === "inbox");
-  if (inbox >= 0) await openFolder(boxes.list[inbox], nav.children[inbox]);
+  pane("reader");
+  const t0 = performance.now();
+  const emails = await store.loadThread(e.threadId);
+  openThread = { id: e.threadId, emails };
+  paintReader();
+  window.__postern_open_ms = performance.now() - t0;
+  const unread = emails.filter((m) => !m.keywords?.$seen).map((m) => m.id);
+  if (unread.length) store.update(store.keywordPatch(unread, "$seen", true)).then(() => store.loadMailboxes()).catch(warn);
+  $("#reader-body h2").focus({ preventScroll: true });
+}
+
+function paintReader() {
+  const root = $("#reader-body");
+  if (!openThread) { root.replaceChildren(h("p.empty", {}, t("reader.none"))); $("#reader-actions").hidden = true; return; }
+  $("#reader-actions").hidden = false;
+  reader.render(root, openThread.emails, {
+    showImages: showImagesFor.has(openThread.id) || settings.get("showImages"),
+    onShowImages: () => { showImagesFor.add(openThread.id); paintReader(); },
+  });
+}
+
+function closeReader() {
+  openThread = null;
+  paintReader();
+}
+
+// -- actions ----------------------------------------------------------------------
+
+function warn(e) { console.warn(e); toast(t("error.actionFailed")); }
+
+let toastTimer;
+function toast(text, undo) {
+  const el = $("#toast");
+  clearTimeout(toastTimer);
+  el.replaceChildren(h("span", {}, text), undo ? h("button", { type: "button", onclick: async () => {
+    el.hidden = true;
+    try { await undo(); toast(t("toast.undone")); } catch (e) { warn(e); }
+  } }, t("toast.undo")) : null);
+  el.hidden = false;
+  toastTimer = setTimeout(() => { el.hidden = true; }, undo ? 10000 : 4000);
+}
+
+// The target ids: the open thread in the reader (on the phone), else the list's.
+function targetsNow() {
+  const ids = list.targets();
+  if (ids.length) return ids;
+  return openThread ? [openThread.emails[openThread.emails.length - 1].id] : [];
+}
+
+async function act(kind, arg, rowIds = targetsNow()) {
+  if (!rowIds.length) return;
+  try {
+    const ids = await store.expand(rowIds);
+    const dest = { archive: "archive", trash: "trash", junk: "junk" }[kind];
+    if (kind === "read" || kind === "unread") {
+      await store.update(store.keywordPatch(ids, "$seen", kind === "read"));
+      await store.loadMailboxes();
+      return;
+    }
+    if (kind === "flag") {
+      const on = !ids.every((id) => state.emails.get(id)?.keywords?.$flagged);
+      const undo = await store.update(store.keywordPatch(ids, "$flagged", on));
+      toast(t(on ? "toast.flagged" : "toast.unflagged", { n: rowIds.length }), () => store.update(undo));
+      if (openThread) { for (const e of openThread.emails) if (ids.includes(e.id)) e.keywords = state.emails.get(e.id).keywords; }
+      return;
+    }
+    let to = arg;
+    if (dest) {
+      const box = store.roleBox(dest);
+      if (!box) { toast(t("toast.noFolder", { name: t(`folder.${dest}`) })); return; }
+      to = box.id;
+    }
+    if (!to || to === state.current) return;
+    store.dropFromList(rowIds);
+    list.selected.clear();
+    if (openThread && ids.some((id) => openThread.emails.some((e) => e.id === id))) { closeReader(); pane("list"); }
+    const undo = await store.update(store.movePatch(ids, to), { silent: true });
+    const name = folders.folderName(state.mailboxes.get(to));
+    const msg = kind === "trash" ? t("toast.deleted", { n: rowIds.length }) : kind === "junk" ? t("toast.junk", { n: rowIds.length })
+      : kind === "archive" ? t("toast.archived", { n: rowIds.length }) : t("toast.moved", { n: rowIds.length, name });
+    toast(msg, async () => { await store.update(undo); await store.refresh(); });
+    await store.refresh();
+    list.setFocus(Math.min(list.focusIndex(), state.total - 1), { select: true });
+  } catch (e) { warn(e); }
+}
+
+async function emptyTrash() {
+  if (!confirm(t("confirm.empty"))) return;
+  try {
+    const n = await store.emptyFolder(state.current);
+    toast(t("toast.emptied", { n }));
+    await store.refresh();
+  } catch (e) { warn(e); }
+}
+
+function composerOpts() {
+  return { toast, onClose: (how) => {
+    if (how === "sent") toast(t("toast.sent"));
+    else if (how === "discarded") toast(t("toast.discarded"));
+    store.refresh();
+    list.focusRow();
+  } };
+}
+
+async function compose(mode) {
+  if (mode !== "new" && !openThread && list.focused()) await openMessage(list.focused());
+  const src = mode === "new" ? null : openThread && openThread.emails[openThread.emails.length - 1];
+  if (mode !== "new" && !src) return;
+  composer.open($("#composer"), mode, src, composerOpts());
+}
+
+// -- search ----------------------------------------------------------------------
+
+async function runSearch(q) {
+  q = q.trim();
+  if (!q) return openFolder(state.current);
+  const filter = search.parse(q, store.findMailbox);
+  state.query = q;
+  list.reset();
+  closeReader();
+  // Without an in: the search covers every folder but Trash and Junk.
+  let f = filter;
+  if (!search.hasMailbox(filter)) {
+    const skip = ["trash", "junk"].map((r) => store.roleBox(r)?.id).filter(Boolean);
+    if (skip.length) f = { operator: "AND", conditions: [filter, { inMailboxOtherThan: skip }] };
+  }
+  const p = store.openList(undefined, f);
+  paintFolders();
+  paintToolbar();
+  pane("list");
+  await p;
+}
+
+// -- keyboard ---------------------------------------------------------------------
+
+const KEYS = {
+  j: () => list.move(1), k: () => list.move(-1),
+  o: () => list.focused() && openMessage(list.focused()), Enter: () => list.focused() && openMessage(list.focused()),
+  c: () => compose("new"), r: () => compose("reply"), a: () => compose("replyAll"), f: () => compose("forward"),
+  e: () => act("archive"), "#": () => act("trash"), Delete: () => act("trash"), "!": () => act("junk"),
+  s: () => act("flag"), u: () => { pane("list"); list.focusRow(); },
+  "/": () => { $("#search").focus(); $("#search").select(); },
+  "?": () => $("#help").showModal(),
+};
+
+function onKey(ev) {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const tag = ev.target.tagName;
+  if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || ev.target.isContentEditable) {
+    if (ev.key === "Escape" && ev.target.id === "search") { ev.target.blur(); list.focusRow(); }
+    return;
+  }
+  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open) return;
+  if (ev.key === "Escape") { if (document.body.dataset.pane === "reader") { pane("list"); list.focusRow(); } return; }
+  if (ev.key === "Enter" && ev.target.tagName === "BUTTON") return;
+  const fn = KEYS[ev.key];
+  if (fn) { ev.preventDefault(); fn(); }
+}
+
+function helpSheet() {
+  const rows = [["j / k", "help.nextPrev"], ["o, Enter", "help.open"], ["u, Esc", "help.back"], ["c", "help.compose"],
+    ["r", "help.reply"], ["a", "help.replyAll"], ["f", "help.forward"], ["e", "help.archive"], ["#", "help.delete"],
+    ["!", "help.junk"], ["s", "help.flag"], ["/", "help.search"], ["?", "help.help"]];
+  $("#help-keys").replaceChildren(...rows.map(([k, d]) => h("div", {}, h("dt", {}, h("kbd", {}, k)), h("dd", {}, t(d)))));
+}
+
+// -- start ------------------------------------------------------------------------
+
+function wire() {
+  $("#signin-form").addEventListener("submit", signIn);
+  $("#signout").addEventListener("click", signOut);
+  $("#compose").addEventListener("click", () => compose("new"));
+  $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
+  $("#threads").addEventListener("click", () => {
+    settings.set("threads", !state.threads);
+    state.threads = !state.threads;
+    list.reset();
+    store.openList(undefined, state.filter);
+    paintToolbar();
+  });
+  $("#empty-trash").addEventListener("click", emptyTrash);
+  $("#back").addEventListener("click", () => { pane("list"); list.focusRow(); });
+  $("#menu").addEventListener("click", () => pane(document.body.dataset.pane === "folders" ? "list" : "folders"));
+  for (const b of $$("[data-act]")) b.addEventListener("click", () => act(b.dataset.act));
+  for (const b of $$("[data-compose]")) b.addEventListener("click", () => compose(b.dataset.compose));
+  $("#set-language").value = settings.get("language") || "";
+  $("#set-language").addEventListener("change", (ev) => { settings.set("language", ev.target.value); location.reload(); });
+  $("#set-images").checked = !!settings.get("showImages");
+  $("#set-images").addEventListener("change", (ev) => { settings.set("showImages", ev.target.checked); paintReader(); });
+  $("#help-open").addEventListener("click", () => $("#help").showModal());
+  $("#help-close").addEventListener("click", () => $("#help").close());
+  document.addEventListener("keydown", onKey);
+  list.mount($("#list"), { onOpen: openMessage, onError: warn, onSelect: () => {} });
+  store.on("mailboxes", paintFolders);
+  store.on("list", () => { list.paint(); $("#list-empty").hidden = state.total > 0 || state.ids.length === 0 && state.total === 0 && !state.queryState; });
+  store.on("list-reset", () => list.paint());
+  api.setUnauthenticatedHandler(() => { if (state.session) { leave(); const err = $("#signin-error"); err.textContent = t("signin.expired"); err.hidden = false; } });
 }
 
 async function start() {
-  const cfg = await api("GET", "/api/config");
-  if (cfg.data && cfg.data.name) {
-    $("site-name").textContent = cfg.data.name;
-    document.title = cfg.data.name;
+  settings.load();
+  await i18n.init(settings.get("language"));
+  i18n.translate();
+  helpSheet();
+  wire();
+  try {
+    config = { ...config, ...(await api.get("/api/config")) };
+  } catch { /* shown when signing in fails */ }
+  composer.configure(config);
+  $("#site-name").textContent = config.name;
+  document.title = config.name;
+  try {
+    const s = await api.get("/api/auth/session", { quiet401: true });
+    await enter(s);
+  } catch (e) {
+    show("signin");
+    if (e.code !== "unauthenticated" && e.status !== 401) { $("#signin-error").textContent = signinMessage(e); $("#signin-error").hidden = false; }
+    $("#signin-form").username.focus();
   }
-  const r = await api("GET", "/api/auth/session");
-  if (r.status === 200) { session = r.data; await showMail(); } else show("signin");
 }
-
-$("signin-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  const f = ev.target;
-  const err = $("signin-error");
-  err.hidden = true;
-  const r = await api("POST", "/api/auth/login", { username: f.username.value,
-    password: f.password.value, remember: f.remember.checked });
-  f.password.value = "";
-  if (r.status === 200) { session = r.data; await showMail(); return; }
-  err.textContent = signinMessage(r);
-  err.hidden = false;
-});
-
-$("signout").addEventListener("click", async () => {
-  await api("POST", "/api/auth/logout");
-  session = null;
-  show("signin");
-});
 
 start();

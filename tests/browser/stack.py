@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""Runs the test stack for the browser tests: prints "URL <url>" once it
+is up, stops it on SIGTERM. pushd polls Cyrus (which has no push) every
+2 s, so that new mail reaches an open tab within the test's patience."""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from stack import Stack  # noqa: E402
+
+stop = []
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda *a: stop.append(1))
+stack = Stack(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else None,
+              conf_extra={"push_poll_interval": "2s"})
+stack.start()
+print(f"URL {stack.url}", flush=True)
+try:
+    while not stop:
+        time.sleep(0.3)
+finally:
+    stack.stop()

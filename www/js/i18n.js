@@ -1,0 +1,79 @@
+// i18n.js: every user-facing string goes through t(); message catalogues in
+// www/i18n/<lang>.json; dates and sizes formatted with Intl in the user's locale.
+
+export const LANGS = ["en", "de", "fr"];
+let cat = {};
+let fallback = {};
+let locale = "en";
+let plural = new Intl.PluralRules("en");
+
+export function pickLanguage(pref) {
+  const wanted = pref ? [pref] : navigator.languages || [navigator.language || "en"];
+  for (const w of wanted) {
+    const base = String(w).toLowerCase().split("-")[0];
+    if (LANGS.includes(base)) return base;
+  }
+  return "en";
+}
+
+async function load(lang) {
+  const r = await fetch(`i18n/${lang}.json`);
+  return r.ok ? r.json() : {};
+}
+
+export async function init(pref) {
+  const lang = pickLanguage(pref);
+  locale = pref || (navigator.languages && navigator.languages[0]) || lang;
+  if (pickLanguage(locale) !== lang) locale = lang;
+  const [c, f] = await Promise.all([load(lang), lang === "en" ? null : load("en")]);
+  cat = c;
+  fallback = f || c;
+  plural = new Intl.PluralRules(locale);
+  document.documentElement.lang = lang;
+  return lang;
+}
+
+// t("key", {n: 3}) — a key with .one/.other variants is chosen by n.
+export function t(key, vars = {}) {
+  let s;
+  if (typeof vars.n === "number") {
+    const k = `${key}.${plural.select(vars.n)}`;
+    s = cat[k] ?? cat[`${key}.other`] ?? fallback[k] ?? fallback[`${key}.other`];
+  }
+  s = s ?? cat[key] ?? fallback[key] ?? key;
+  return s.replace(/\{(\w+)\}/g, (m, v) => (v in vars ? String(vars[v]) : m));
+}
+
+// Fill [data-i18n], [data-i18n-label] (aria-label), [data-i18n-placeholder], [data-i18n-title].
+export function translate(root = document) {
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
+  for (const el of root.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
+}
+
+const fmtCache = {};
+function fmt(kind, opts) {
+  return fmtCache[kind] || (fmtCache[kind] = new Intl.DateTimeFormat(locale, opts));
+}
+
+// The list's short date: the time today, day and month this year, else the full date.
+export function shortDate(iso) {
+  const d = new Date(iso);
+  const now = new Date();
+  if (d.toDateString() === now.toDateString()) return fmt("time", { hour: "numeric", minute: "2-digit" }).format(d);
+  if (d.getFullYear() === now.getFullYear()) return fmt("dm", { day: "numeric", month: "short" }).format(d);
+  return fmt("dmy", { dateStyle: "short" }).format(d);
+}
+export const longDate = (iso) => fmt("long", { dateStyle: "full", timeStyle: "short" }).format(new Date(iso));
+
+export function size(bytes) {
+  const units = ["byte", "kilobyte", "megabyte", "gigabyte"];
+  let i = 0;
+  let v = bytes;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return new Intl.NumberFormat(locale, { style: "unit", unit: units[i], unitDisplay: "short",
+    maximumFractionDigits: i ? 1 : 0 }).format(v);
+}
+export const number = (n) => new Intl.NumberFormat(locale).format(n);
+export const getLocale = () => locale;

@@ -1,0 +1,69 @@
+// live.js: new mail as it happens. One tab (the holder of a Web Lock) keeps
+// the /api/events stream and shares its events with the other tabs over a
+// BroadcastChannel; if the stream fails, it polls every 60 s instead.
+
+const POLL_MS = 60000;
+let channel = null;
+let stopped = false;
+let es = null;
+let pollTimer = null;
+let release = null;
+let waiting = null;   // aborts a lock request still waiting
+
+export function start(onChange, onResync) {
+  stopped = false;
+  channel = "BroadcastChannel" in self ? new BroadcastChannel("postern-events") : null;
+  if (channel) channel.onmessage = (m) => (m.data === "resync" ? onResync() : onChange());
+  const run = () => new Promise((resolve) => {
+    release = resolve;
+    stream(onChange, onResync, resolve);
+  });
+  if (navigator.locks) {
+    waiting = new AbortController();
+    navigator.locks.request("postern-events", { signal: waiting.signal }, () => (stopped ? null : run()))
+      .catch(() => { /* aborted at sign-out */ });
+  } else run();
+}
+
+function share(kind) { if (channel) channel.postMessage(kind); }
+
+function stream(onChange, onResync, done) {
+  let failures = 0;
+  const open = () => {
+    if (stopped) return done();
+    es = new EventSource("/api/events?types=Email,Mailbox&ping=30");
+    es.addEventListener("state", () => { failures = 0; onChange(); share("state"); });
+    es.addEventListener("resync", () => { onResync(); share("resync"); });
+    es.addEventListener("ping", () => { failures = 0; });
+    es.onerror = () => {
+      // EventSource reconnects by itself (with Last-Event-ID); when it has
+      // given up (CLOSED) or keeps failing, fall back to polling.
+      failures++;
+      if (es.readyState === EventSource.CLOSED || failures > 3) {
+        es.close();
+        es = null;
+        poll(onChange);
+      }
+    };
+  };
+  open();
+}
+
+function poll(onChange) {
+  if (pollTimer || stopped) return;
+  pollTimer = setInterval(() => { onChange(); share("state"); }, POLL_MS);
+}
+
+export function stop() {
+  stopped = true;
+  if (waiting) waiting.abort();
+  waiting = null;
+  if (es) es.close();
+  es = null;
+  clearInterval(pollTimer);
+  pollTimer = null;
+  if (channel) channel.close();
+  channel = null;
+  if (release) release();
+  release = null;
+}

@@ -1,0 +1,280 @@
+// store.js: the app's state (session, mailboxes, the current list, the
+// emails seen so far) and every JMAP read and write on it. Views subscribe
+// with on(); nothing here touches the DOM.
+import * as jmap from "./jmap.js";
+import { ref } from "./jmap.js";
+import * as settings from "./settings.js";
+
+const listeners = new Map();
+export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
+export function emit(ev, arg) { for (const fn of listeners.get(ev) || []) fn(arg); }
+
+export const state = {
+  session: null, accountId: null,
+  mailboxes: new Map(), mailboxState: null, emailState: null,
+  current: null,          // mailbox id
+  filter: null,           // search FilterCondition (null: the folder)
+  query: "",
+  threads: true,
+  total: 0, ids: [],      // the list: ids by position (sparse while loading)
+  queryState: null,
+  emails: new Map(),      // id → Email (list properties)
+  identities: [],
+  view: { from: 0, to: 0 }, // the positions the list shows (set by the list view)
+};
+
+export const LIST_PROPS = ["threadId", "mailboxIds", "keywords", "from", "to", "subject",
+  "receivedAt", "preview", "hasAttachment", "size"];
+const PAGE = 60;
+
+export function setSession(s) {
+  state.session = s;
+  state.accountId = s ? s.primaryAccounts["urn:ietf:params:jmap:mail"] : null;
+  state.threads = settings.get("threads");
+}
+const acc = () => state.accountId;
+export const roleBox = (role) => [...state.mailboxes.values()].find((m) => m.role === role);
+
+export async function loadMailboxes() {
+  const r = await jmap.one("Mailbox/get", { accountId: acc() });
+  state.mailboxes = new Map(r.list.map((m) => [m.id, m]));
+  state.mailboxState = r.state;
+  emit("mailboxes");
+}
+
+export function findMailbox(name) {
+  const n = name.toLowerCase();
+  for (const m of state.mailboxes.values()) if (m.role === n || m.name.toLowerCase() === n) return m.id;
+  return null;
+}
+
+function listFilter() {
+  if (state.filter) return state.filter;
+  return { inMailbox: state.current };
+}
+
+let gen = 0;
+const inflight = new Set();
+export function openList(mailboxId, filter = null) {
+  if (mailboxId !== undefined) state.current = mailboxId;
+  state.filter = filter;
+  state.ids = [];
+  state.total = 0;
+  state.queryState = null;
+  gen++;
+  inflight.clear();
+  emit("list-reset");
+  return ensureRange(0, PAGE);
+}
+
+// Make sure positions [from, to) are loaded; fetches whole pages.
+export async function ensureRange(from, to) {
+  const my = gen;
+  const first = Math.floor(Math.max(0, from) / PAGE);
+  const last = Math.floor(Math.max(0, to - 1) / PAGE);
+  const jobs = [];
+  for (let p = first; p <= last; p++) {
+    const key = `${my}:${p}`;
+    if (inflight.has(key)) continue;
+    if (state.ids.length && p * PAGE >= state.total) break;
+    let have = true;
+    for (let i = p * PAGE; i < Math.min((p + 1) * PAGE, state.total || 1); i++) if (!state.ids[i]) { have = false; break; }
+    if (have && state.ids.length) continue;
+    inflight.add(key);
+    jobs.push(fetchPage(p, my).finally(() => inflight.delete(key)));
+  }
+  await Promise.all(jobs);
+}
+
+async function fetchPage(p, my) {
+  const r = await jmap.call([
+    ["Email/query", { accountId: acc(), filter: listFilter(), collapseThreads: state.threads,
+      sort: [{ property: "receivedAt", isAscending: false }], position: p * PAGE, limit: PAGE,
+      calculateTotal: true }, "q"],
+    ["Email/get", { accountId: acc(), "#ids": ref("q", "Email/query", "/ids"), properties: LIST_PROPS }, "g"],
+    ...(state.threads ? [["Thread/get", { accountId: acc(),
+      "#ids": ref("g", "Email/get", "/list/*/threadId") }, "t"]] : []),
+  ]);
+  if (my !== gen) return;
+  if (r.q instanceof Error) throw r.q;
+  for (const e of r.g.list) state.emails.set(e.id, e);
+  if (r.t && !(r.t instanceof Error)) for (const th of r.t.list) threadSize.set(th.id, th.emailIds.length);
+  state.total = r.q.total;
+  state.queryState = r.q.queryState;
+  state.emailState = r.g.state;
+  r.q.ids.forEach((id, i) => { state.ids[r.q.position + i] = id; });
+  emit("list");
+}
+export const threadSize = new Map();
+
+// The emails a list row stands for: the row's email, or in thread mode the
+// thread's emails in the current folder (all of them in a search).
+export async function expand(ids) {
+  if (!state.threads) return ids;
+  const threadIds = [...new Set(ids.map((id) => state.emails.get(id)?.threadId).filter(Boolean))];
+  const r = await jmap.call([
+    ["Thread/get", { accountId: acc(), ids: threadIds }, "t"],
+    ["Email/get", { accountId: acc(), "#ids": ref("t", "Thread/get", "/list/*/emailIds"),
+      properties: ["mailboxIds", "keywords", "threadId"] }, "g"],
+  ]);
+  const out = [];
+  for (const e of r.g.list) {
+    const cached = state.emails.get(e.id);
+    if (cached) Object.assign(cached, e);
+    if (!state.filter && !e.mailboxIds[state.current]) continue;
+    out.push(e.id);
+  }
+  return out.length ? out : ids;
+}
+
+// Full emails of a thread, oldest first, with bodies.
+export async function loadThread(threadId) {
+  const r = await jmap.call([
+    ["Thread/get", { accountId: acc(), ids: [threadId] }, "t"],
+    ["Email/get", { accountId: acc(), "#ids": ref("t", "Thread/get", "/list/*/emailIds"),
+      properties: [...LIST_PROPS, "cc", "bcc", "replyTo", "sentAt", "messageId", "inReplyTo",
+        "references", "textBody", "htmlBody", "attachments", "bodyValues"],
+      fetchTextBodyValues: true, fetchHTMLBodyValues: true, maxBodyValueBytes: 1 << 20 }, "g"],
+  ]);
+  if (r.g instanceof Error) throw r.g;
+  const trash = roleBox("trash")?.id;
+  const list = r.g.list.filter((e) => !trash || !e.mailboxIds[trash] || state.current === trash);
+  for (const e of r.g.list) state.emails.set(e.id, { ...state.emails.get(e.id), ...e });
+  return (list.length ? list : r.g.list).sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+}
+
+// -- writes ---------------------------------------------------------------
+
+// updates: {id: patch}. Returns the inverse patches (for undo).
+export async function update(updates, { silent = false } = {}) {
+  const undo = {};
+  for (const [id, patch] of Object.entries(updates)) {
+    const e = state.emails.get(id);
+    if (!e) continue;
+    const inv = {};
+    for (const path of Object.keys(patch)) {
+      const [prop, key] = path.split("/");
+      if (key === undefined) inv[prop] = e[prop];
+      else inv[path] = e[prop] && e[prop][key] ? true : null;
+    }
+    undo[id] = inv;
+    applyLocal(e, patch);
+  }
+  if (!silent) emit("list");
+  const r = await jmap.one("Email/set", { accountId: acc(), update: updates });
+  if (r.notUpdated && Object.keys(r.notUpdated).length) console.warn("notUpdated", r.notUpdated);
+  emit("changed");
+  return undo;
+}
+
+function applyLocal(e, patch) {
+  for (const [path, v] of Object.entries(patch)) {
+    const [prop, key] = path.split("/");
+    if (key === undefined) { e[prop] = v; continue; }
+    e[prop] = { ...(e[prop] || {}) };
+    if (v == null) delete e[prop][key]; else e[prop][key] = v;
+  }
+}
+
+export function keywordPatch(ids, kw, on) {
+  const u = {};
+  for (const id of ids) u[id] = { [`keywords/${kw}`]: on ? true : null };
+  return u;
+}
+
+export function movePatch(ids, to) {
+  const u = {};
+  for (const id of ids) u[id] = { mailboxIds: { [to]: true } };
+  return u;
+}
+
+// Remove rows from the visible list at once (optimistic), the server
+// confirms through the refresh that follows.
+export function dropFromList(ids) {
+  const gone = new Set(ids);
+  const before = state.ids.length;
+  state.ids = state.ids.filter((id) => id && !gone.has(id) && !gone.has(state.emails.get(id)?.threadId));
+  state.total = Math.max(0, state.total - (before - state.ids.length));
+  emit("list");
+}
+
+export async function destroy(ids) {
+  await jmap.one("Email/set", { accountId: acc(), destroy: ids });
+}
+
+export async function emptyFolder(mailboxId) {
+  const q = await jmap.one("Email/query", { accountId: acc(), filter: { inMailbox: mailboxId }, limit: 1000 });
+  if (q.ids.length) await destroy(q.ids);
+  return q.ids.length;
+}
+
+// -- live refresh -------------------------------------------------------------
+
+// Called on a StateChange (or by the poll): Mailbox/changes and
+// Email/changes; a cannotCalculateChanges reloads everything.
+export async function refresh() {
+  if (!state.accountId) return;
+  try {
+    const calls = [];
+    if (state.mailboxState) calls.push(["Mailbox/changes", { accountId: acc(), sinceState: state.mailboxState }, "m"]);
+    if (state.emailState) calls.push(["Email/changes", { accountId: acc(), sinceState: state.emailState, maxChanges: 500 }, "e"]);
+    const r = calls.length ? await jmap.call(calls) : {};
+    if (r.m instanceof Error || r.e instanceof Error || (r.e && r.e.hasMoreChanges)) return resync();
+    const mboxChanged = !r.m || r.m.created.length || r.m.updated.length || r.m.destroyed.length;
+    const emailChanged = !r.e || r.e.created.length || r.e.updated.length || r.e.destroyed.length;
+    if (r.e) {
+      for (const id of r.e.destroyed) state.emails.delete(id);
+      if (r.e.updated.length) {
+        const g = await jmap.one("Email/get", { accountId: acc(), ids: r.e.updated, properties: LIST_PROPS });
+        for (const e of g.list) state.emails.set(e.id, e);
+      }
+      state.emailState = r.e.newState;
+    }
+    if (mboxChanged) await loadMailboxes();
+    if (emailChanged) await reloadList();
+  } catch (e) {
+    console.warn("refresh failed", e);
+  }
+}
+
+export async function resync() {
+  await loadMailboxes();
+  await reloadList();
+  emit("resync");
+}
+
+// Re-read the first page and the pages in view, in place (the scroll
+// position stays); the other positions are fetched again when scrolled to.
+async function reloadList() {
+  const my = ++gen;
+  inflight.clear();
+  const pages = new Set([0]);
+  for (let p = Math.floor(state.view.from / PAGE); p <= Math.floor(Math.max(0, state.view.to - 1) / PAGE); p++) pages.add(p);
+  const ids = [];
+  let total = state.total;
+  for (const p of pages) {
+    const r = await jmap.call([
+      ["Email/query", { accountId: acc(), filter: listFilter(), collapseThreads: state.threads,
+        sort: [{ property: "receivedAt", isAscending: false }], position: p * PAGE, limit: PAGE,
+        calculateTotal: true }, "q"],
+      ["Email/get", { accountId: acc(), "#ids": ref("q", "Email/query", "/ids"), properties: LIST_PROPS }, "g"],
+    ]);
+    if (my !== gen) return;
+    if (r.q instanceof Error) throw r.q;
+    for (const e of r.g.list) state.emails.set(e.id, e);
+    total = r.q.total;
+    state.emailState = r.g.state;
+    state.queryState = r.q.queryState;
+    r.q.ids.forEach((id, i) => { ids[p * PAGE + i] = id; });
+  }
+  state.ids = ids;
+  state.total = total;
+  emit("list");
+}
+
+export async function loadIdentities() {
+  try {
+    const r = await jmap.one("Identity/get", { accountId: acc() });
+    state.identities = r.list;
+  } catch { state.identities = []; }
+}

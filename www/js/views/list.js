@@ -1,0 +1,151 @@
+// views/list.js: the message list, virtualised: only the rows in view (and
+// a few more) are in the DOM; the pages behind them are fetched as needed.
+import { h } from "../dom.js";
+import { t, shortDate } from "../i18n.js";
+import * as store from "../store.js";
+const { state } = store;
+
+const OVERSCAN = 8;
+let root, inner, rowH = 68;
+let focus = -1;
+export const selected = new Set();
+let handlers = {};
+let anchor = -1;
+
+export function mount(el, opts) {
+  root = el;
+  handlers = opts;
+  inner = h("div.rows", { role: "presentation" });
+  root.replaceChildren(inner);
+  let queued = false;
+  root.addEventListener("scroll", () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; paint(false); });
+  }, { passive: true });
+  new ResizeObserver(() => paint()).observe(root);
+  root.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && focus >= 0) handlers.onOpen(state.ids[focus]); });
+}
+
+export function reset() {
+  focus = -1; anchor = -1;
+  selected.clear();
+  if (root) root.scrollTop = 0;
+  paint();
+}
+
+export function focused() { return focus >= 0 ? state.ids[focus] : null; }
+export function focusIndex() { return focus; }
+
+// The rows the toolbar acts on: the selection, else the focused row.
+export function targets() {
+  if (selected.size) return [...selected];
+  const f = focused();
+  return f ? [f] : [];
+}
+
+export function setFocus(i, { select = false, extend = false, toggle = false } = {}) {
+  if (!state.total) return;
+  i = Math.max(0, Math.min(state.total - 1, i));
+  const prev = focus >= 0 ? state.ids[focus] : null;
+  focus = i;
+  const id = state.ids[i];
+  if (extend && anchor >= 0) {
+    selected.clear();
+    for (let k = Math.min(anchor, i); k <= Math.max(anchor, i); k++) if (state.ids[k]) selected.add(state.ids[k]);
+  } else if (toggle && id) {
+    // Ctrl-click after a plain click: the row that was focused joins in.
+    if (!selected.size && prev && prev !== id) selected.add(prev);
+    if (selected.has(id)) selected.delete(id); else selected.add(id);
+    anchor = i;
+  } else if (select) {
+    selected.clear();
+    anchor = i;
+  }
+  const top = i * rowH;
+  if (top < root.scrollTop) root.scrollTop = top;
+  else if (top + rowH > root.scrollTop + root.clientHeight) root.scrollTop = top + rowH - root.clientHeight;
+  paint();
+  const row = inner.querySelector(`[data-pos="${i}"]`);
+  if (row && root.contains(document.activeElement)) row.focus({ preventScroll: true });
+  handlers.onSelect && handlers.onSelect();
+}
+export function move(d) { setFocus((focus < 0 ? -1 : focus) + d, { select: true }); focusRow(); }
+export function focusRow() {
+  const row = inner.querySelector(`[data-pos="${Math.max(focus, 0)}"]`);
+  if (row) row.focus({ preventScroll: true });
+}
+
+function who(e) {
+  const sentLike = ["sent", "drafts"].includes(state.mailboxes.get(state.current)?.role) && !state.filter;
+  const list = (sentLike ? e.to : e.from) || [];
+  const names = list.map((a) => a.name || a.email).join(", ");
+  return sentLike ? t("list.to", { names }) : names || t("list.unknownSender");
+}
+
+function row(i) {
+  const id = state.ids[i];
+  const e = id && state.emails.get(id);
+  if (!e) {
+    const l = h("div.row.loading", { "data-pos": i, role: "option", "aria-busy": "true", "aria-selected": "false" }, h("span.from", {}, t("list.loading")));
+    l.style.top = `${i * rowH}px`;
+    return l;
+  }
+  const unread = !e.keywords?.$seen;
+  const flagged = !!e.keywords?.$flagged;
+  const n = state.threads ? store.threadSize.get(e.threadId) || 1 : 1;
+  const el = h(`div.row${unread ? ".unread" : ""}${i === focus ? ".focus" : ""}${selected.has(id) ? ".selected" : ""}`, {
+    "data-pos": i, "data-id": id, role: "option", tabindex: i === Math.max(focus, 0) ? "0" : "-1",
+    "aria-selected": selected.has(id) || i === focus ? "true" : "false", draggable: "true",
+    "aria-label": [unread ? t("list.unread") : "", flagged ? t("list.flagged") : "", who(e), e.subject || t("list.noSubject"), shortDate(e.receivedAt)].filter(Boolean).join(", "),
+  },
+  h("input.pick", { type: "checkbox", tabindex: "-1", "aria-label": t("list.select"), checked: selected.has(id) }),
+  h("span.from", {}, who(e), n > 1 ? h("span.n", {}, ` ${n}`) : null),
+  h("span.date", {}, shortDate(e.receivedAt)),
+  h("span.subject", {}, e.subject || t("list.noSubject")),
+  // The preview is text: Cyrus's preview of an HTML-only mail is raw HTML,
+  // so it goes in as a text node, never as markup.
+  h("span.preview", {}, (e.preview || "").replace(/<(style|script)\b[^>]*>[\s\S]*?(<\/\1\s*>|$)/gi, " ").replace(/<[^>]*>?/g, " ").replace(/\s+/g, " ").trim()),
+  h("span.marks", {},
+    e.hasAttachment ? h("span.att", { title: t("list.attachment"), "aria-hidden": "true" }) : null,
+    flagged ? h("span.flag", { title: t("list.flagged"), "aria-hidden": "true" }, "★") : null));
+  el.style.top = `${i * rowH}px`;
+  el.addEventListener("click", (ev) => {
+    if (ev.target.classList.contains("pick")) { setFocus(i, { toggle: true }); return; }
+    if (ev.shiftKey) { setFocus(i, { extend: true }); return; }
+    if (ev.ctrlKey || ev.metaKey) { setFocus(i, { toggle: true }); return; }
+    setFocus(i, { select: true });
+    handlers.onOpen(id);
+  });
+  el.addEventListener("dragstart", (ev) => {
+    if (!selected.has(id)) { selected.clear(); selected.add(id); }
+    ev.dataTransfer.setData("text/plain", [...selected].join(","));
+    ev.dataTransfer.effectAllowed = "move";
+  });
+  return el;
+}
+
+let painted = "";
+// paint(false) (on scroll) skips the work when the same rows are in view.
+export function paint(force = true) {
+  if (!root) return;
+  const probe = getComputedStyle(root).getPropertyValue("--row-h");
+  if (probe) rowH = parseFloat(probe) || rowH;
+  inner.style.height = `${state.total * rowH}px`;
+  const from = Math.max(0, Math.floor(root.scrollTop / rowH) - OVERSCAN);
+  const to = Math.min(state.total, Math.ceil((root.scrollTop + root.clientHeight) / rowH) + OVERSCAN);
+  state.view = { from, to };
+  const key = `${from}:${to}:${state.total}`;
+  if (!force && key === painted) return;
+  painted = key;
+  const had = root.contains(document.activeElement);
+  const kids = [];
+  for (let i = from; i < to; i++) kids.push(row(i));
+  inner.replaceChildren(...kids);
+  if (had) focusRow();
+  let missing = false;
+  for (let i = from; i < to; i++) if (!state.ids[i]) { missing = true; break; }
+  if (missing) store.ensureRange(from, to).catch((e) => handlers.onError && handlers.onError(e));
+  root.setAttribute("aria-busy", missing ? "true" : "false");
+  handlers.onPaint && handlers.onPaint();
+}

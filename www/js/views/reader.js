@@ -1,0 +1,89 @@
+// views/reader.js: a whole thread. Plain text as text; HTML sanitised with
+// DOMPurify and shown in a sandboxed frame without allow-scripts, so no
+// script or event handler of a mail ever runs. Remote images stay blocked
+// until the user asks (the app's CSP, which the frame inherits, also
+// blocks the mail's own styles, so they are dropped here), then come through /api/image; cid: images from
+// /api/blob.
+import DOMPurify from "../../vendor/purify.es.js";
+import { h } from "../dom.js";
+import { t, longDate, size } from "../i18n.js";
+import { blobUrl } from "../api.js";
+import { state } from "../store.js";
+
+const addr = (list) => (list || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(", ");
+
+function bodyText(e, parts) {
+  return (parts || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n");
+}
+
+// Sanitise and rewrite a mail's HTML. Returns {html, blocked}.
+export function cleanHtml(e, html, showImages) {
+  const cids = new Map();
+  for (const a of [...(e.attachments || []), ...(e.htmlBody || [])]) if (a.cid) cids.set(a.cid.replace(/^<|>$/g, ""), a);
+  let blocked = 0;
+  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    if (node.hasAttribute("src") && node.tagName === "IMG") {
+      const src = node.getAttribute("src");
+      if (/^cid:/i.test(src)) {
+        const a = cids.get(decodeURIComponent(src.slice(4)));
+        if (a) node.setAttribute("src", location.origin + blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true));
+        else node.removeAttribute("src");
+      } else if (/^https?:/i.test(src)) {
+        if (showImages) node.setAttribute("src", `${location.origin}/api/image?url=${encodeURIComponent(src)}`);
+        else { node.removeAttribute("src"); node.setAttribute("data-blocked", ""); blocked++; }
+      } else if (!/^data:image\//i.test(src)) node.removeAttribute("src");
+    }
+    for (const at of ["srcset", "background", "poster"]) node.removeAttribute(at);
+    if (node.tagName === "A") { node.setAttribute("target", "_blank"); node.setAttribute("rel", "noopener noreferrer"); }
+  });
+  const out = DOMPurify.sanitize(html, { WHOLE_DOCUMENT: true, FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "frame", "object", "embed", "link", "meta", "base"],
+    FORBID_ATTR: ["style", "action", "formaction"] });
+  DOMPurify.removeHook("afterSanitizeAttributes");
+  return { html: out, blocked };
+}
+
+function frameFor(html) {
+  // No allow-scripts: nothing in the mail runs. allow-same-origin (without
+  // scripts) lets the app measure the height; allow-popups opens links in
+  // a new tab outside the sandbox.
+  const f = h("iframe.mailframe", { sandbox: "allow-same-origin allow-popups allow-popups-to-escape-sandbox",
+    title: t("reader.htmlFrame"), referrerpolicy: "no-referrer" });
+  f.srcdoc = html;
+  f.addEventListener("load", () => {
+    try { f.style.height = `${f.contentDocument.documentElement.scrollHeight + 16}px`; } catch { /* cross-origin */ }
+  });
+  return f;
+}
+
+function message(e, { showImages, onShowImages, expanded }) {
+  const body = h("div.body");
+  const htmlParts = (e.htmlBody || []).filter((p) => p.type === "text/html");
+  let blocked = 0;
+  if (htmlParts.length) {
+    const r = cleanHtml(e, bodyText(e, htmlParts), showImages);
+    blocked = r.blocked;
+    body.append(frameFor(r.html));
+  } else {
+    body.append(h("pre.text", {}, bodyText(e, e.textBody)));
+  }
+  const atts = (e.attachments || []).filter((a) => !(a.cid && htmlParts.length && a.disposition !== "attachment"));
+  return h("article.msg", { "data-id": e.id, open: expanded, "aria-label": t("reader.messageFrom", { name: addr(e.from) }) },
+    h("header", {},
+      h("div.from", {}, h("strong", {}, addr(e.from) || t("list.unknownSender"))),
+      h("time", { datetime: e.receivedAt }, longDate(e.receivedAt)),
+      h("div.to", {}, t("reader.to"), " ", addr(e.to)),
+      e.cc && e.cc.length ? h("div.to", {}, t("reader.cc"), " ", addr(e.cc)) : null),
+    blocked ? h("p.images", {}, t("reader.imagesBlocked", { n: blocked }), " ",
+      h("button.show-images", { type: "button", onclick: onShowImages }, t("reader.showImages"))) : null,
+    body,
+    atts.length ? h("ul.attachments", { "aria-label": t("reader.attachments") }, atts.map((a) =>
+      h("li", {}, h("a", { href: blobUrl(state.accountId, a.blobId, a.name || "attachment", a.type), download: a.name || "" },
+        h("span.name", {}, a.name || t("reader.unnamed")), " ", h("span.size", {}, size(a.size)))))) : null);
+}
+
+export function render(root, emails, opts) {
+  const subject = emails[emails.length - 1]?.subject || t("list.noSubject");
+  root.replaceChildren(
+    h("h2.subject", { tabindex: "-1" }, subject),
+    ...emails.map((e, i) => message(e, { ...opts, expanded: i === emails.length - 1 })));
+}
