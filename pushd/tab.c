@@ -8,6 +8,7 @@
 #include "acct.h"
 #include "conn.h"
 #include "log.h"
+#include "pct.h"
 #include "pushd.h"
 #include "req.h"
 #include "route.h"
@@ -23,40 +24,6 @@ struct tab_opts {
 	int closeafter;
 	long ping;
 };
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes [p, p+n) into out (size outlen): 0, or -1 (a bad
- * escape, an encoded NUL, or too long). */
-static int url_decode(const char *p, size_t n, char *out, size_t outlen)
-{
-	size_t i, k = 0;
-	int hi, lo;
-
-	for (i = 0; i < n; i++) {
-		if (k + 1 >= outlen)
-			return -1;
-		if (p[i] == '%') {
-			if (i + 2 >= n || (hi = hexval(p[i + 1])) < 0 ||
-			    (lo = hexval(p[i + 2])) < 0 || (hi | lo) == 0)
-				return -1;
-			out[k++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else
-			out[k++] = p[i] == '+' ? ' ' : p[i];
-	}
-	out[k] = '\0';
-	return 0;
-}
 
 /* types: "*" or a comma list of type names; names pushd does not report
  * are allowed and simply never match. */
@@ -130,11 +97,10 @@ static int parse_query(const char *q, struct tab_opts *o)
 		n = strcspn(q, "&");
 		eq = memchr(q, '=', n);
 		if (eq == NULL) {
-			if (url_decode("", 0, v, sizeof(v)) == -1)
-				return -1;
+			v[0] = '\0';
 			eq = q + n;
-		} else if (url_decode(eq + 1, (size_t)(q + n - eq - 1), v,
-		    sizeof(v)) == -1)
+		} else if (pct_decode(eq + 1, (size_t)(q + n - eq - 1), v,
+		    sizeof(v)) < 0)
 			return -1;
 		if (parse_opt(o, q, (size_t)(eq - q), v) == -1)
 			return -1;
