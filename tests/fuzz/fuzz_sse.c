@@ -11,7 +11,6 @@
  * The input is an upstream event stream. It is read whole, then in two
  * pieces split at a point the input picks, then in pieces of a size the
  * input picks: every read must yield the same events and the same end. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,50 +93,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef FUZZ_LIBFUZZER
-static int replay(const char *path, int n)
-{
-	static uint8_t data[1 << 20];
-	FILE *f = fopen(path, "rb");
-	size_t len;
-
-	if (f == NULL) {
-		printf("not ok %d - %s (cannot open)\n", n, path);
-		return 1;
-	}
-	len = fread(data, 1, sizeof(data), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(data, len);
-	printf("ok %d - %s\n", n, path);
-	return 0;
-}
-
-int main(int argc, char **argv)
-{
-	char dir[4096], path[8192];
-	const char *src = getenv("POSTERN_SRCDIR");
-	struct dirent *e;
-	DIR *d;
-	int n = 0, bad = 0, i;
-
-	if (argc > 1) {
-		for (i = 1; i < argc; i++)
-			bad |= replay(argv[i], ++n);
-	} else {
-		snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus/sse",
-		    src ? src : ".");
-		if ((d = opendir(dir)) == NULL) {
-			printf("1..0 # SKIP no corpus at %s\n", dir);
-			return 0;
-		}
-		while ((e = readdir(d)) != NULL)
-			if (e->d_name[0] != '.') {
-				snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-				bad |= replay(path, ++n);
-			}
-		closedir(d);
-	}
-	printf("1..%d\n", n);
-	return bad;
-}
-#endif
+#define FUZZ_CORPUS "sse"
+#include "replay.h"

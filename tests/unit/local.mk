@@ -34,6 +34,7 @@ tests_unit_test_ev_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # The fuzz target for pushd's FastCGI codec replays its corpus (see the
 # file for running it under libFuzzer).
 UNIT_TESTS += tests/fuzz/fuzz_fcgirec
+tests_fuzz_fuzz_fcgirec_SOURCES = tests/fuzz/fuzz_fcgirec.c tests/fuzz/replay.h
 tests_fuzz_fuzz_fcgirec_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_fuzz_fuzz_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 EXTRA_DIST += tests/fuzz/corpus
@@ -42,5 +43,6 @@ tests_unit_test_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # The fuzz target for pushd's event-stream reader replays its corpus.
 UNIT_TESTS += tests/fuzz/fuzz_sse
+tests_fuzz_fuzz_sse_SOURCES = tests/fuzz/fuzz_sse.c tests/fuzz/replay.h
 tests_fuzz_fuzz_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
