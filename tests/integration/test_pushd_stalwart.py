@@ -6,7 +6,8 @@ after the upstream stream ends; then subscription mode (push_public_url an
 https origin that the test server's --push-route maps to the stack's
 loopback port): creation and verification, the move from relay without a
 lost event, renewal, cleanup of our own leftovers only, a pushd restart
-that reuses the subscription, the callback's refusals, the idle destroy.
+that reuses the subscription, the callback's refusals, the idle destroy; the fallback from a refused
+relay stream to polling, and a 401 on it.
 Only loopback traffic; every wait has a deadline."""
 
 import json
@@ -249,6 +250,57 @@ class Suite:
         self.streams.append(st2)
         t.eq(st2.status, 200, "and pushd serves on")
         st2.close()
+
+    def acct_mode(self, client):
+        """The push_accounts mode of the account a client is signed in to
+        (None when it has none)."""
+        sid = client.cookie.split(".")[0]
+        with sqlite3.connect(self.s.state_db, timeout=5) as db:
+            row = db.execute("SELECT p.mode FROM push_accounts p JOIN sessions s"
+                             " ON p.account = s.account WHERE s.id = ?", (sid,)).fetchone()
+        return row[0] if row else None
+
+    def fallback(self):
+        """The upstream refuses its event stream on every reconnect: after
+        three failures pushd polls instead, and the tab, never dropped,
+        still gets changes. Then a 401 on the stream (the password changed
+        upstream) ends the session and its tab, as a failed poll does."""
+        t, up = self.t, self.up
+        bob = self.signed_in(BOB)
+        bid = up.accounts[BOB]
+        st = Stream(self.s.port, bob.cookie, QUERY)
+        self.streams.append(st)
+        t.ok(wait_for(lambda: up.streams(BOB) == 1, 10), "fallback: bob is relayed",
+             up.control("stats"))
+        up.control("config", {"eventSourceStatus": 503})
+        up.control("drop-streams", {})
+        # Reconnects after 0.5, 1 and 2 s of backoff, each refused.
+        t.ok(wait_for(lambda: self.acct_mode(bob) == "poll", 3.5 + MARGIN),
+             "three refused reconnects: the account is polled", self.acct_mode(bob))
+        t.ok(not st.closed and up.streams(BOB) == 0,
+             "with the tab still open and no upstream stream")
+        time.sleep(1.5)
+        ev = up.control("deliver", {"account": BOB, "subject": "fell back"})["states"]
+        t.ok(st.wait(lambda e: is_state(e) and
+                     changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),
+             "a change reaches the tab through the poll")
+        t.ok(not st.closed, "on the same stream, without a reconnect")
+        st.close()
+        self.streams.remove(st)
+        # lighttpd sees a closed tab only when a ping's write fails: the
+        # second ping after the close, at worst.
+        t.ok(wait_for(lambda: self.acct_mode(bob) is None, 2 * 5 + MARGIN),
+             "the account ends with its tab", self.acct_mode(bob))
+
+        up.control("config", {"eventSourceStatus": 401})
+        other = self.signed_in(BOB)
+        st = Stream(self.s.port, other.cookie, QUERY)
+        self.streams.append(st)
+        t.eq(st.status, 200, "401: a tab opens")
+        t.ok(st.wait_closed(MARGIN), "the stream answering 401 ends the tab")
+        r = other.request("GET", "/api/auth/session")
+        t.eq(r.status, 401, "and signs its session out (the app asks for the password)")
+        up.control("config", {"eventSourceStatus": 0})
 
     def callbacks(self):
         t, c = self.t, Client(self.s.url)
@@ -533,6 +585,7 @@ class Suite:
         self.t.run("callbacks", self.callbacks)
         self.t.run("sign_out", self.sign_out, "relay")
         self.t.run("closeafter", self.closeafter)
+        self.t.run("fallback", self.fallback)
         self.t.run("subscription", self.subscription)
         self.t.run("forced_poll", self.forced_poll)
         for st in self.streams:

@@ -54,8 +54,10 @@ limited, never counted in the statistics; for tests only):
     POST /_control/config      {"apiDelay": s, "verifyDelay": s, "verifyInterval": s,
                                 "coalesce": s, "retryDelay": s, "retries": n,
                                 "minPing": s, "accountRate": n, "anonRate": n,
-                                "failBan": n} -> the current values.
-                               apiDelay makes every POST /jmap/ sleep (concurrency tests).
+                                "failBan": n, "eventSourceStatus": n} -> the current values.
+                               apiDelay makes every POST /jmap/ sleep (concurrency tests);
+                               eventSourceStatus, when not 0, answers every EventSource
+                               request with that status (a server whose stream fails).
     POST /_control/drop-streams closes every open EventSource stream.
     POST /_control/reset       back to the start: mail, subscriptions, timers,
                                counters, bans, push log; closes EventSource
@@ -370,7 +372,7 @@ class StalwartServer:
             "coalesce": float(coalesce), "retryDelay": float(retry_delay),
             "retries": int(retries), "minPing": float(min_ping),
             "accountRate": int(account_rate), "anonRate": int(anon_rate),
-            "failBan": int(fail_ban)}
+            "failBan": int(fail_ban), "eventSourceStatus": 0}
         self.accounts = {}
         for pair in (users.split(",") if isinstance(users, str) else users):
             login, _, password = pair.partition(":")
@@ -1402,6 +1404,9 @@ def make_handler(srv):
 
         # -- EventSource --
         def eventsource(self, acc, query):
+            refuse = srv.cfg["eventSourceStatus"]
+            if refuse:
+                raise Problem(refuse, "Refused", "the eventSourceStatus switch refuses streams")
             q = urllib.parse.parse_qs(query, keep_blank_values=True)
             bad = lambda d: Problem(400, "Invalid Parameter", d)  # noqa: E731
             types_s = (q.get("types") or ["*"])[-1]

@@ -342,6 +342,16 @@ def t_concurrency(c, acct):
        "after them, requests are accepted again")
 
 
+def t_eventsource_switch(c):
+    c.control("config", {"eventSourceStatus": 503})
+    refused = SSE(c.port, "types=*&closeafter=no&ping=0")
+    eq(refused.status, 503, "eventSourceStatus 503: the stream is refused with 503")
+    c.control("config", {"eventSourceStatus": 0})
+    again = SSE(c.port, "types=*&closeafter=no&ping=0")
+    eq(again.status, 200, "eventSourceStatus 0: streams open again")
+    again.close()
+
+
 def t_rate_limits(c, acct):
     c.control("reset")  # a fresh rate window
     c.control("config", {"accountRate": 10})
@@ -723,6 +733,7 @@ def main():
               ("calls", t_calls_limit, c), ("size", t_size_limit, c), ("concurrency", t_concurrency, c, acct),
               ("rate", t_rate_limits, c, acct), ("blobs", t_blobs, c, acct),
               ("eventsource", t_eventsource, c, srv, acct, bob),
+              ("eventsource switch", t_eventsource_switch, c),
               ("push validation", t_push_validation, c, rec, acct),
               ("no loopback flag", t_no_loopback_flag),
               ("verification", t_verification, c, rec, acct),
