@@ -448,6 +448,18 @@ static void acct_on_relay_timer(struct ev *ev, struct ev_timer *t)
 		acct_relay_start(a);
 }
 
+/* The stream ended: again, after a backoff that doubles while the
+ * reconnects fail. */
+static void relay_again(struct acct *a, CURLcode rc, long status)
+{
+	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : RELAY_BACKOFF_MIN_MS;
+	if (a->backoff_ms > RELAY_BACKOFF_MAX_MS)
+		a->backoff_ms = RELAY_BACKOFF_MAX_MS;
+	log_debug("pushd: the event stream ended (%s, HTTP %ld); again in %u ms",
+	    curl_easy_strerror(rc), status, a->backoff_ms);
+	ev_timer_set(&a->pd->ev, &a->relay_timer, a->backoff_ms);
+}
+
 static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 {
 	struct acct *a = container_of(job, struct acct, stream);
@@ -467,20 +479,22 @@ static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 	if (!a->relay_ever || (!was_up && ++a->relay_fails >= RELAY_FAILS_MAX)) {
 		/* No event stream here (Cyrus 3.6 answers 204), or it stopped
 		 * working: polling, without dropping a tab. */
-		log_debug("pushd: event_url answered %ld (%s): polling", status,
-		    curl_easy_strerror(rc));
-		ev_timer_stop(&a->pd->ev, &a->check_timer);
-		acct_use_poll(a);
+		if (!a->relay_ever || a->mode != ACCT_POLL) {
+			/* (An account that streamed before and is in poll
+			 * mode already fell back: this was a retry.) */
+			log_debug("pushd: event_url answered %ld (%s): polling",
+			    status, curl_easy_strerror(rc));
+			ev_timer_stop(&a->pd->ev, &a->check_timer);
+			acct_use_poll(a);
+		}
+		/* A server that streamed before may again (a restart slower
+		 * than three reconnects): it is tried on the backoff while
+		 * the poll carries the changes. */
+		if (a->relay_ever)
+			relay_again(a, rc, status);
 		return;
 	}
-	/* The stream ended: again, after a backoff that doubles while the
-	 * reconnects fail. */
-	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : RELAY_BACKOFF_MIN_MS;
-	if (a->backoff_ms > RELAY_BACKOFF_MAX_MS)
-		a->backoff_ms = RELAY_BACKOFF_MAX_MS;
-	log_debug("pushd: the event stream ended (%s, HTTP %ld); again in %u ms",
-	    curl_easy_strerror(rc), status, a->backoff_ms);
-	ev_timer_set(&a->pd->ev, &a->relay_timer, a->backoff_ms);
+	relay_again(a, rc, status);
 }
 
 /* Opens the account's one upstream EventSource: types=*, closeafter=no,

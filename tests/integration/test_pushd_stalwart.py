@@ -263,7 +263,8 @@ class Suite:
     def fallback(self):
         """The upstream refuses its event stream on every reconnect: after
         three failures pushd polls instead, and the tab, never dropped,
-        still gets changes. Then a 401 on the stream (the password changed
+        still gets changes; when the stream works again, pushd relays
+        again. Then a 401 on the stream (the password changed
         upstream) ends the session and its tab, as a failed poll does."""
         t, up = self.t, self.up
         bob = self.signed_in(BOB)
@@ -285,6 +286,17 @@ class Suite:
                      changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),
              "a change reaches the tab through the poll")
         t.ok(not st.closed, "on the same stream, without a reconnect")
+        # While polling, the stream is still tried on the backoff (4 s,
+        # then 8 s, ...): once the server streams again, pushd relays.
+        up.control("config", {"eventSourceStatus": 0})
+        t.ok(wait_for(lambda: self.acct_mode(bob) == "relay" and up.streams(BOB) == 1,
+                      16 + MARGIN),
+             "the stream works again: the account is relayed again", self.acct_mode(bob))
+        time.sleep(1.5)
+        ev = up.control("deliver", {"account": BOB, "subject": "relayed again"})["states"]
+        t.ok(st.wait(lambda e: is_state(e) and
+                     changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),
+             "and a change reaches the same tab through it")
         st.close()
         self.streams.remove(st)
         # lighttpd sees a closed tab only when a ping's write fails: the
