@@ -671,10 +671,10 @@ test("writing: rich text goes out as multipart/alternative with a sanitised HTML
   await alice.keyboard.press("Enter");
   await alice.click("[data-cmd=insertUnorderedList]");
   await alice.keyboard.type("first item");
+  await shot(alice, "composer-rich");
   // Hostile markup in the editor (as a paste could bring) never leaves it.
   await alice.evaluate(() => document.querySelector(".composer .rich").insertAdjacentHTML("beforeend",
     '<p>tail<img src="http://images.example.invalid/t.png" onerror="alert(1)"><a href="javascript:alert(2)">js</a><a href="https://example.org/">ok link</a></p>'));
-  await shot(alice, "composer-rich");
   await alice.click(".composer button.primary");
   await alice.waitForSelector("#toast:not([hidden]) >> text=Message sent", { timeout: 20000 });
   const bob = await newPage();
@@ -783,6 +783,47 @@ test("reading: cid: inline images are shown from /api/blob", async () => {
   await page.context().close();
 });
 
+test("reading: a mail's own <style> and style attributes are kept, with nothing remote loaded", async () => {
+  const page = await newPage();
+  await signIn(page, "carol");
+  const [[, boxes]] = await jmapIn(page, [["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
+  const inbox = boxes.list.find((m) => m.role === "inbox").id;
+  const html = `<html><head><style>
+    @import url("http://styles.example.invalid/x.css");
+    @font-face { font-family: Remote; src: url(http://fonts.example.invalid/f.woff2); }
+    .hl { color: rgb(200, 0, 0); font-family: Remote, serif; }
+    td.cell { padding: 11px; background: url('http://images.example.invalid/bg.png') rgb(0, 0, 200); }
+  </style></head><body>
+  <p class="hl" id="styled">Red words</p>
+  <p id="inline" style="font-weight: 700; border-left: 5px solid rgb(0, 128, 0); background-image: url(http://images.example.invalid/i.png)">Bold words</p>
+  <table><tr><td class="cell" id="cell">cell</td></tr></table></body></html>`;
+  const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
+    mailboxIds: { [inbox]: true }, from: [{ name: "Newsletter", email: "news@example.test" }], to: [{ email: "carol@example.test" }],
+    subject: "Styled newsletter test", receivedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    bodyValues: { h: { value: html } }, htmlBody: [{ partId: "h", type: "text/html" }] } } }, "e"]]);
+  assert(r[0][1].created?.m, `created: ${JSON.stringify(r[0][1]).slice(0, 300)}`);
+  await row(page, "Styled newsletter test").waitFor({ timeout: 20000 });
+  await row(page, "Styled newsletter test").click();
+  await page.frameLocator("iframe.mailframe").locator("#styled").waitFor();
+  await page.waitForTimeout(500);
+  const got = await page.evaluate(() => {
+    const d = document.querySelector("iframe.mailframe").contentDocument;
+    const cs = (id) => d.defaultView.getComputedStyle(d.getElementById(id));
+    return { color: cs("styled").color, weight: cs("inline").fontWeight, border: cs("inline").borderLeftColor,
+      pad: cs("cell").paddingTop, bg: cs("cell").backgroundColor, bgImage: cs("cell").backgroundImage,
+      styleTags: d.querySelectorAll("style, link").length, markup: d.documentElement.outerHTML };
+  });
+  assert(got.color === "rgb(200, 0, 0)", `the <style> rule applies: ${got.color}`);
+  assert(got.weight === "700" && got.border === "rgb(0, 128, 0)", `the style attribute applies: ${got.weight} ${got.border}`);
+  assert(got.pad === "11px" && got.bg === "rgb(0, 0, 200)", `table cell styles: ${got.pad} ${got.bg}`);
+  assert(got.bgImage === "none", `remote background dropped: ${got.bgImage}`);
+  assert(got.styleTags === 0 && !/example\.invalid/.test(got.markup), "no style element or remote URL in the frame");
+  assert(!page.requests.some((u) => /example\.invalid/.test(u)), `nothing fetched from the mail's hosts: ${page.requests.filter((u) => /invalid/.test(u))}`);
+  assert(page.errors.length === 0, `no page errors: ${page.errors}`);
+  await shot(page, "styled-mail");
+  await page.context().close();
+});
+
 test("live: without /api/events the app polls (interval lowered for the test) and new mail appears", async () => {
   const page = await newPage();
   let refused = 0;
@@ -861,6 +902,8 @@ try {
   process.exit(1);
 }
 for (const [i, t] of tests.entries()) {
+  // ONLY=text runs just the tests whose names hold it (while working on them).
+  if (process.env.ONLY && !t.name.includes(process.env.ONLY)) t.skip = "not selected by ONLY";
   if (t.skip) { console.log(`ok ${i + 1} - ${t.name} # SKIP ${t.skip}`); continue; }
   try {
     await t.fn();

@@ -50,7 +50,7 @@ export function editor(text, label) {
 }
 
 const BUTTONS = [["bold", "compose.bold", "B"], ["italic", "compose.italic", "I"], ["underline", "compose.underline", "U"],
-  ["insertUnorderedList", "compose.bullets", "•"], ["insertOrderedList", "compose.numbers", "1."], ["createLink", "compose.link", "🔗"]];
+  ["insertUnorderedList", "compose.bullets", "•"], ["insertOrderedList", "compose.numbers", "1."], ["createLink", "compose.link", null]];
 
 export function toolbar(el) {
   return h("div.rich-tools", { role: "toolbar", "aria-label": t("compose.formatting") },
@@ -61,5 +61,5 @@ export function toolbar(el) {
         if (cmd !== "createLink") { document.execCommand(cmd); return; }
         const url = prompt(t("compose.linkPrompt"), "https://");
         if (url && SAFE_URL.test(url.trim())) document.execCommand("createLink", false, url.trim());
-      } }, face)));
+      } }, face || t(key))));
 }
