@@ -793,10 +793,11 @@ test("reading: a mail's own <style> and style attributes are kept, with nothing 
     @font-face { font-family: Remote; src: url(http://fonts.example.invalid/f.woff2); }
     .hl { color: rgb(200, 0, 0); font-family: Remote, serif; }
     td.cell { padding: 11px; background: url('http://images.example.invalid/bg.png') rgb(0, 0, 200); }
+    #set { background-image: image-set("http://images.example.invalid/s.png" 1x); }
   </style></head><body>
   <p class="hl" id="styled">Red words</p>
   <p id="inline" style="font-weight: 700; border-left: 5px solid rgb(0, 128, 0); background-image: url(http://images.example.invalid/i.png)">Bold words</p>
-  <table><tr><td class="cell" id="cell">cell</td></tr></table></body></html>`;
+  <table><tr><td class="cell" id="cell">cell</td></tr></table><div id="set">set</div></body></html>`;
   const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
     mailboxIds: { [inbox]: true }, from: [{ name: "Newsletter", email: "news@example.test" }], to: [{ email: "carol@example.test" }],
     subject: "Styled newsletter test", receivedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
@@ -810,13 +811,13 @@ test("reading: a mail's own <style> and style attributes are kept, with nothing 
     const d = document.querySelector("iframe.mailframe").contentDocument;
     const cs = (id) => d.defaultView.getComputedStyle(d.getElementById(id));
     return { color: cs("styled").color, weight: cs("inline").fontWeight, border: cs("inline").borderLeftColor,
-      pad: cs("cell").paddingTop, bg: cs("cell").backgroundColor, bgImage: cs("cell").backgroundImage,
+      pad: cs("cell").paddingTop, bg: cs("cell").backgroundColor, bgImage: cs("cell").backgroundImage, setImage: cs("set").backgroundImage,
       styleTags: d.querySelectorAll("style, link").length, markup: d.documentElement.outerHTML };
   });
   assert(got.color === "rgb(200, 0, 0)", `the <style> rule applies: ${got.color}`);
   assert(got.weight === "700" && got.border === "rgb(0, 128, 0)", `the style attribute applies: ${got.weight} ${got.border}`);
   assert(got.pad === "11px" && got.bg === "rgb(0, 0, 200)", `table cell styles: ${got.pad} ${got.bg}`);
-  assert(got.bgImage === "none", `remote background dropped: ${got.bgImage}`);
+  assert(got.bgImage === "none" && got.setImage === "none", `remote backgrounds dropped: ${got.bgImage} ${got.setImage}`);
   assert(got.styleTags === 0 && !/example\.invalid/.test(got.markup), "no style element or remote URL in the frame");
   assert(!page.requests.some((u) => /example\.invalid/.test(u)), `nothing fetched from the mail's hosts: ${page.requests.filter((u) => /invalid/.test(u))}`);
   assert(page.errors.length === 0, `no page errors: ${page.errors}`);
