@@ -535,6 +535,7 @@ test("settings: kept by the server for the account, not the browser; theme, dens
   await page.selectOption("#settings-form select[name=density]", "compact");
   await page.selectOption("#settings-form select[name=language]", "de");
   await page.fill("#settings-form textarea[name=signature]", "Carol Chen\nMobile");
+  await page.uncheck("#settings-form input[name=threads]");
   await page.click("#settings-save");
   await page.waitForFunction(() => !document.querySelector("#settings").open);
   await page.waitForFunction(() => document.querySelector("#signout").textContent === "Abmelden");
@@ -544,6 +545,7 @@ test("settings: kept by the server for the account, not the browser; theme, dens
   assert(rowH < 50, `compact rows (${rowH}px)`);
   const stored = await (await page.request.get(stack.url + "/api/auth/settings")).json();
   assert(stored.theme === "dark" && stored.language === "de" && stored.signature === "Carol Chen\nMobile", `stored: ${JSON.stringify(stored)}`);
+  assert(stored.threads === false && await page.getAttribute("#threads", "aria-pressed") === "false", "conversation view off");
   // A reload keeps them.
   await page.reload();
   await page.waitForSelector("#list .row[data-id]");
@@ -693,6 +695,26 @@ test("writing: rich text goes out as multipart/alternative with a sanitised HTML
   await fr.locator("b", { hasText: "bold words" }).waitFor();
   await alice.context().close();
   await bob.context().close();
+});
+
+test("writing: a rich-text draft is saved with its HTML and reopens in the editor", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await page.click("#compose");
+  await page.click(".formatbar > button[aria-pressed=false]");
+  await page.fill(".composer input[name=subject]", "Rich draft test");
+  await page.click(".composer .rich");
+  await page.click("[data-cmd=italic]");
+  await page.keyboard.type("slanted draft");
+  await page.waitForSelector(".composer .status >> text=Draft saved", { timeout: 10000 });
+  await page.click(".composer button:has-text('Close')");
+  await page.click(".folder[data-role=drafts]");
+  await row(page, "Rich draft test").click();
+  await page.waitForSelector(".composer .rich:visible");
+  assert(await page.locator(".composer .rich i", { hasText: "slanted draft" }).count() === 1, "the italic text is back in the editor");
+  await page.click(".composer button:has-text('Discard')");
+  await page.waitForSelector("#toast:not([hidden]) >> text=Draft discarded");
+  await page.context().close();
 });
 
 test("writing: with more than one identity a From choice appears and the submission uses it", async () => {
