@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
 #include "js.h"
 #include "log.h"
 #include "sess.h"
@@ -224,39 +223,12 @@ void settings_get(struct req *r)
 	json_object_put(o);
 }
 
-/* The body as a JSON value, or NULL with the error answered. */
-static json_object *read_body(struct req *r)
-{
-	char type[64];
-	struct buf b;
-	json_object *o = NULL;
-	int rc;
-
-	if (req_media_type(r, type, sizeof(type)) == -1 ||
-	    strcmp(type, "application/json")) {
-		req_error(r, 415, "unsupported_media_type",
-		    "Send the settings as application/json.");
-		return NULL;
-	}
-	buf_init(&b, SETTINGS_BODY_MAX);
-	if ((rc = req_read_all(r, &b)) == 0)
-		o = js_parse(buf_str(&b), b.len);
-	buf_free(&b);
-	if (rc == -1)
-		req_error(r, 413, "too_large", "The settings are too large.");
-	else if (rc == -2)
-		req_error(r, 400, "bad_request", "The settings could not be read.");
-	else if (o == NULL)
-		req_error(r, 400, "bad_request", "The settings are not valid JSON.");
-	return o;
-}
-
 void settings_put(struct req *r)
 {
 	json_object *in, *o;
 	char err[160];
 
-	if ((in = read_body(r)) == NULL)
+	if ((in = req_json_body(r, SETTINGS_BODY_MAX, "The settings", 0)) == NULL)
 		return;
 	o = settings_check(in, err, sizeof(err));
 	json_object_put(in);
