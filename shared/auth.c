@@ -5,6 +5,7 @@
 #include "log.h"
 #include "login.h"
 #include "sess.h"
+#include "settings.h"
 
 static void logout(struct req *r)
 {
@@ -134,6 +135,8 @@ const struct route auth_routes[] = {
 	{ "GET", "/api/auth/session", ROUTE_SESSION, session },
 	{ "GET", "/api/auth/sessions", ROUTE_SESSION, sessions },
 	{ "POST", "/api/auth/sessions/revoke-others", ROUTE_SESSION, revoke_others },
+	{ "GET", "/api/auth/settings", ROUTE_SESSION | ROUTE_BUDGET, settings_get },
+	{ "PUT", "/api/auth/settings", ROUTE_SESSION | ROUTE_BUDGET, settings_put },
 	{ "GET", "/api/config", 0, config },
 	{ "GET", "/api/health", 0, health },
 	{ NULL, NULL, 0, NULL }

@@ -76,25 +76,8 @@ static int valid_user(const char *u)
 /* Reads and checks the body; answers the error itself. */
 static json_object *read_body(struct req *r, struct login *l)
 {
-	char type[64];
-	struct buf b;
-	json_object *o = NULL;
-	int rc;
+	json_object *o = req_json_body(r, LOGIN_BODY_MAX, "The sign-in request", 1);
 
-	if (req_media_type(r, type, sizeof(type)) == -1 ||
-	    strcmp(type, "application/json")) {
-		req_error(r, 415, "unsupported_media_type",
-		    "Send the sign-in as application/json.");
-		return NULL;
-	}
-	buf_init(&b, LOGIN_BODY_MAX);
-	if ((rc = req_read_all(r, &b)) == 0)
-		o = js_parse(buf_str(&b), b.len);
-	buf_wipe_free(&b);
-	if (rc == -1)
-		req_error(r, 413, "too_large", "The sign-in request is too large.");
-	else if (o == NULL)
-		req_error(r, 400, "bad_request", "The sign-in request is not valid JSON.");
 	if (o == NULL)
 		return NULL;
 	l->user = js_str(o, "username");

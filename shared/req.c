@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "js.h"
 #include "log.h"
 #include "sess.h"
 
@@ -281,6 +282,40 @@ int req_read_all(struct req *r, struct buf *b)
 		if (buf_append(b, chunk, (size_t)n) == -1)
 			return -1;
 	return n < 0 ? -2 : 0;
+}
+
+json_object *req_json_body(struct req *r, size_t max, const char *what,
+    int wipe)
+{
+	char type[64], msg[160];
+	struct buf b;
+	json_object *o = NULL;
+	int rc;
+
+	if (req_media_type(r, type, sizeof(type)) == -1 ||
+	    strcmp(type, "application/json")) {
+		snprintf(msg, sizeof(msg), "%s must be sent as application/json.",
+		    what);
+		req_error(r, 415, "unsupported_media_type", msg);
+		return NULL;
+	}
+	buf_init(&b, max);
+	if ((rc = req_read_all(r, &b)) == 0)
+		o = js_parse(buf_str(&b), b.len);
+	if (wipe)
+		buf_wipe_free(&b);
+	else
+		buf_free(&b);
+	if (rc == -1)
+		snprintf(msg, sizeof(msg), "%s must be at most %zu bytes.", what, max);
+	else if (rc == -2)
+		snprintf(msg, sizeof(msg), "%s could not be read.", what);
+	else if (o == NULL)
+		snprintf(msg, sizeof(msg), "%s must be one JSON object.", what);
+	if (o == NULL)
+		req_error(r, rc == -1 ? 413 : 400, rc == -1 ? "too_large" :
+		    "bad_request", msg);
+	return o;
 }
 
 void req_status(struct req *r, int status)

@@ -68,6 +68,12 @@ long req_read(struct req *r, char *p, size_t n);
 /* Reads the whole body into b: 0, -1 when it passes b->max, -2 on an I/O
  * error. */
 int req_read_all(struct req *r, struct buf *b);
+/* Reads a body that must be one JSON object of at most max bytes, sent as
+ * application/json. Returns it (caller puts it), or NULL with the error
+ * answered (415, 413 or 400), each message starting with what ("The
+ * settings"). The bytes read are wiped when wipe is set (a password). */
+json_object *req_json_body(struct req *r, size_t max, const char *what,
+    int wipe);
 
 /* Response. Headers are queued until the first body byte or req_end. */
 void req_status(struct req *r, int status);

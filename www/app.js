@@ -13,11 +13,13 @@ import * as folders from "./js/views/folders.js";
 import * as list from "./js/views/list.js";
 import * as reader from "./js/views/reader.js";
 import * as composer from "./js/views/composer.js";
+import * as folderedit from "./js/views/folderedit.js";
 
 const { state } = store;
 let config = { name: "postern", uploadMax: 0 };
 let openThread = null;     // {id, emails}
 let showImagesFor = new Set();
+let lang = "en";           // the catalogue in use
 
 // -- panes -------------------------------------------------------------------
 
@@ -68,6 +70,8 @@ async function signOut() {
 
 function leave() {
   live.stop();
+  settings.forget();
+  settings.apply();
   store.setSession(null);
   state.emails.clear();
   show("signin");
@@ -79,11 +83,13 @@ function leave() {
 
 async function enter(session) {
   window.__postern_t0 = performance.now();
+  const fetched = settings.fetch().catch((e) => { console.warn("settings", e); });
   store.setSession(session);
   $("#who").textContent = session.username;
   show("mail");
   pane("list");
-  await Promise.all([store.loadMailboxes(), store.loadIdentities()]);
+  await Promise.all([store.loadMailboxes(), store.loadIdentities(), fetched]);
+  await applySettings();
   const inbox = store.roleBox("inbox");
   await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
   live.start(() => store.refresh(), () => store.resync());
@@ -92,7 +98,55 @@ async function enter(session) {
 
 function paintFolders() {
   folders.render($("#folders"), { onOpen: (id) => openFolder(id), onDrop: (id) => act("move", id, list.targets()) });
+  folderedit.paintTools();
   updateTitle();
+}
+
+// -- settings -------------------------------------------------------------------
+
+// Brings the screen in line with the settings (after sign-in or a save).
+async function applySettings() {
+  settings.apply();
+  state.threads = settings.get("threads");
+  if (i18n.pickLanguage(settings.get("language")) !== lang) {
+    lang = await i18n.init(settings.get("language"));
+    i18n.translate();
+    helpSheet();
+    if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); }
+  }
+}
+
+function openSettings() {
+  const f = $("#settings-form");
+  const v = settings.all();
+  for (const k of ["theme", "density", "language", "compose", "signature"]) f.elements[k].value = v[k];
+  f.elements.threads.checked = !!v.threads;
+  f.elements.showImages.checked = !!v.showImages;
+  $("#settings-error").hidden = true;
+  $("#settings").showModal();
+}
+
+async function saveSettings(ev) {
+  if (ev.submitter?.value === "cancel") return;
+  ev.preventDefault();
+  const f = ev.target.elements;
+  const before = settings.all();
+  const v = { theme: f.theme.value, density: f.density.value, language: f.language.value, compose: f.compose.value,
+    signature: f.signature.value, threads: f.threads.checked, showImages: f.showImages.checked };
+  $("#settings-save").disabled = true;
+  try {
+    await settings.save(v);
+  } catch (e) {
+    $("#settings-error").textContent = t("settings.failed", { reason: e.message });
+    $("#settings-error").hidden = false;
+    return;
+  } finally { $("#settings-save").disabled = false; }
+  $("#settings").close();
+  await applySettings();
+  if (before.threads !== v.threads) { list.reset(); store.openList(undefined, state.filter); paintToolbar(); }
+  else list.paint();
+  if (before.showImages !== v.showImages) paintReader();
+  toast(t("settings.saved"));
 }
 
 function updateTitle() {
@@ -284,7 +338,7 @@ function onKey(ev) {
     if (ev.key === "Escape" && ev.target.id === "search") { ev.target.blur(); list.focusRow(); }
     return;
   }
-  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open) return;
+  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open || $("#settings").open || $("#folder-dialog").open) return;
   if (ev.key === "Escape") { if (document.body.dataset.pane === "reader") { pane("list"); list.focusRow(); } return; }
   if (ev.key === "Enter" && ev.target.tagName === "BUTTON") return;
   const fn = KEYS[ev.key];
@@ -306,7 +360,7 @@ function wire() {
   $("#compose").addEventListener("click", () => compose("new"));
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#threads").addEventListener("click", () => {
-    settings.set("threads", !state.threads);
+    settings.set("threads", !state.threads).catch(warn);
     state.threads = !state.threads;
     list.reset();
     store.openList(undefined, state.filter);
@@ -317,10 +371,14 @@ function wire() {
   $("#menu").addEventListener("click", () => pane(document.body.dataset.pane === "folders" ? "list" : "folders"));
   for (const b of $$("[data-act]")) b.addEventListener("click", () => act(b.dataset.act));
   for (const b of $$("[data-compose]")) b.addEventListener("click", () => compose(b.dataset.compose));
-  $("#set-language").value = settings.get("language") || "";
-  $("#set-language").addEventListener("change", (ev) => { settings.set("language", ev.target.value); location.reload(); });
-  $("#set-images").checked = !!settings.get("showImages");
-  $("#set-images").addEventListener("change", (ev) => { settings.set("showImages", ev.target.checked); paintReader(); });
+  $("#settings-open").addEventListener("click", openSettings);
+  $("#settings-form").addEventListener("submit", saveSettings);
+  $("#folder-new").addEventListener("click", () => folderedit.create());
+  $("#folder-rename").addEventListener("click", () => folderedit.rename());
+  $("#folder-delete").addEventListener("click", async () => {
+    if (await folderedit.remove()) openFolder(store.roleBox("inbox")?.id || state.mailboxes.keys().next().value);
+  });
+  folderedit.configure({ toast });
   $("#help-open").addEventListener("click", () => $("#help").showModal());
   $("#help-close").addEventListener("click", () => $("#help").close());
   document.addEventListener("keydown", onKey);
@@ -333,7 +391,8 @@ function wire() {
 
 async function start() {
   settings.load();
-  await i18n.init(settings.get("language"));
+  settings.apply();
+  lang = await i18n.init(settings.get("language"));
   i18n.translate();
   helpSheet();
   wire();

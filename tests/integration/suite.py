@@ -236,6 +236,43 @@ class Suite:
         t.eq(a1.cookie, None, "logout clears the cookie")
         t.eq(a1.request("GET", "/api/auth/session").status, 401, "signed out after logout")
 
+    # -- settings (per account, postern's own state) --------------------------
+
+    def settings(self):
+        t, path = self.t, "/api/auth/settings"
+        a, b = self.signed_in(ALICE), self.signed_in(BOB)
+        r = a.request("GET", path)
+        d = r.json() if r.status == 200 else {}
+        t.ok(d.get("theme") == "system" and d.get("threads") is True and d.get("signature") == "",
+             "settings start as the defaults", r)
+        want = dict(d, theme="dark", density="compact", threads=False,
+                    signature="-- \nAlice", language="de", compose="rich")
+        r = a.request("PUT", path, want)
+        t.ok(r.status == 200 and r.json() == want, "PUT stores and returns the settings", r)
+        r = self.signed_in(ALICE).request("GET", path)
+        t.ok(r.status == 200 and r.json() == want, "another session of the account reads them", r)
+        for body, why in (({"theme": "pink"}, "a bad value"), ({"colour": "red"}, "an unknown key"),
+                          ({"threads": "no"}, "a wrong type")):
+            r = a.request("PUT", path, body)
+            t.ok(r.status == 400 and r.json().get("error") == "invalid_settings"
+                 and r.json().get("message"), f"{why} is 400 with a message", r)
+        for body, why in ((b"{", "bad JSON"), (b"[1]", "an array")):
+            r = a.request("PUT", path, body, headers={"Content-Type": "application/json"})
+            t.ok(r.status == 400 and r.json().get("message"), f"{why} is 400 with a message", r)
+        big = b'{"signature":"' + b"x" * 9000 + b'"}'
+        r = a.request("PUT", path, big, headers={"Content-Type": "application/json"})
+        t.eq((r.status, r.json().get("error")), (413, "too_large"), "a body over the cap is 413")
+        r = a.request("PUT", path, b"theme=dark", headers={"Content-Type": "text/plain"})
+        t.eq(r.status, 415, "a body that is not JSON by type is 415")
+        r = a.request("PUT", path, {"theme": "light"}, csrf=False)
+        t.eq((r.status, r.json().get("error")), (403, "missing_csrf_header"), "PUT without CSRF is 403")
+        t.eq(a.request("GET", path).json(), want, "nothing refused was stored")
+        r = b.request("GET", path)
+        t.ok(r.status == 200 and r.json().get("theme") == "system", "another user does not see them", r)
+        t.eq(self.client().request("GET", path).status, 401, "settings need a session")
+        r = a.request("POST", path, want)
+        t.eq(r.status, 405, "POST is 405")
+
     def expiry(self):
         t, c = self.t, self.signed_in(CAROL)
         sid = c.cookie.split(".")[0]
@@ -292,7 +329,7 @@ class Suite:
 
     def run(self):
         for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "bad_requests",
-                     "budget", "sessions", "expiry", "login_rate_limit", "no_clear_secrets",
+                     "budget", "sessions", "settings", "expiry", "login_rate_limit", "no_clear_secrets",
                      "upstream_down"):
             self.t.run(name, getattr(self, name))
 

@@ -46,3 +46,7 @@ UNIT_TESTS += tests/fuzz/fuzz_sse
 tests_fuzz_fuzz_sse_SOURCES = tests/fuzz/fuzz_sse.c tests/fuzz/replay.h
 tests_fuzz_fuzz_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# The app's settings (issue 5): check and storage per account.
+UNIT_TESTS += tests/unit/test_settings
+tests_unit_test_settings_SOURCES = tests/unit/test_settings.c tests/unit/testapp.h
+tests_unit_test_settings_LDADD = $(UNIT_LIBS)

@@ -695,6 +695,56 @@ static void read_short_body_is_error(void **state)
 	buf_free(&f.out);
 }
 
+/* req_json_body over one body: the object (put here) or NULL, with the
+ * answer left in f. */
+static int json_body(struct testapp *t, struct fake *f, const char *type,
+    const char *body)
+{
+	char len[24];
+	struct req r;
+	json_object *o;
+
+	fake_init(f, "PUT", "/api/x");
+	if (type)
+		fake_set(f, "CONTENT_TYPE", type);
+	snprintf(len, sizeof(len), "%zu", strlen(body));
+	fake_set(f, "CONTENT_LENGTH", len);
+	fake_body(f, body);
+	assert_int_equal(init(t, f, &r), 0);
+	o = req_json_body(&r, 16, "The thing", 0);
+	req_free(&r);
+	json_object_put(o);
+	return o != NULL;
+}
+
+static void json_body_checks_type_size_and_shape(void **state)
+{
+	struct fake f;
+
+	assert_true(json_body(*state, &f, "application/json; charset=utf-8",
+	    "{\"a\":1}"));
+	assert_int_equal(f.out.len, 0);
+	buf_free(&f.out);
+	assert_false(json_body(*state, &f, "text/plain", "{}"));
+	assert_error(&f, 415, "unsupported_media_type");
+	assert_non_null(strstr(body_of(&f), "The thing must be sent as"));
+	buf_free(&f.out);
+	assert_false(json_body(*state, &f, NULL, "{}"));
+	assert_error(&f, 415, "unsupported_media_type");
+	buf_free(&f.out);
+	assert_false(json_body(*state, &f, "application/json",
+	    "{\"a\":\"0123456789\"}"));
+	assert_error(&f, 413, "too_large");
+	buf_free(&f.out);
+	assert_false(json_body(*state, &f, "application/json", "{\"a\""));
+	assert_error(&f, 400, "bad_request");
+	assert_non_null(strstr(body_of(&f), "must be one JSON object"));
+	buf_free(&f.out);
+	assert_false(json_body(*state, &f, "application/json", "[1]"));
+	assert_error(&f, 400, "bad_request");
+	buf_free(&f.out);
+}
+
 static void read_all_stops_at_content_length(void **state)
 {
 	struct fake f;
@@ -1014,6 +1064,7 @@ int main(void)
 		T(read_all_stops_at_content_length),
 		T(read_all_refuses_declared_too_large),
 		T(read_all_without_length_caps_at_max),
+		T(json_body_checks_type_size_and_shape),
 		T(cookie_picks_the_right_one),
 		T(cookie_absent_header),
 		T(header_refuses_cr_lf),

@@ -278,3 +278,27 @@ export async function loadIdentities() {
     state.identities = r.list;
   } catch { state.identities = []; }
 }
+
+// -- folders --------------------------------------------------------------------
+
+// A Mailbox/set refusal, with the server's SetError.
+export class SetError extends Error {
+  constructor(e) { super(e?.description || e?.type || "failed"); this.type = e?.type || "serverFail"; this.description = e?.description || ""; }
+}
+
+async function mailboxSet(args, key, id) {
+  const r = await jmap.one("Mailbox/set", { accountId: acc(), ...args });
+  const refused = r[key] && r[key][id];
+  if (refused) throw new SetError(refused);
+  await loadMailboxes();
+  return r;
+}
+
+export async function createMailbox(name, parentId) {
+  const r = await mailboxSet({ create: { n: { name, parentId: parentId || null } } }, "notCreated", "n");
+  return r.created?.n?.id;
+}
+export const renameMailbox = (id, name) => mailboxSet({ update: { [id]: { name } } }, "notUpdated", id);
+// The server refuses (mailboxHasEmail, mailboxHasChild) rather than
+// losing mail: onDestroyRemoveEmails stays false.
+export const destroyMailbox = (id) => mailboxSet({ destroy: [id], onDestroyRemoveEmails: false }, "notDestroyed", id);

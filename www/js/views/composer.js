@@ -1,12 +1,15 @@
-// views/composer.js: new, reply, reply all, forward. Plain text; attachments
-// uploaded with a progress bar and the upload cap enforced before sending;
-// drafts saved as you type; sent with EmailSubmission using the identity,
-// the sent copy moved from Drafts to Sent.
+// views/composer.js: new, reply, reply all, forward. Plain text or simple
+// rich text (sent as multipart/alternative); attachments uploaded with a
+// progress bar and the upload cap enforced before sending; drafts saved as
+// you type; sent with EmailSubmission using the chosen identity, the sent
+// copy moved from Drafts to Sent.
 import { h } from "../dom.js";
 import { t, size } from "../i18n.js";
 import * as api from "../api.js";
 import * as jmap from "../jmap.js";
 import { state, roleBox } from "../store.js";
+import * as settings from "../settings.js";
+import * as rich from "./richtext.js";
 
 let cfg = { uploadMax: 0 };
 export function configure(c) { cfg = c || cfg; }
@@ -23,13 +26,37 @@ function quote(e) {
   return text.split("\n").map((l) => `> ${l}`).join("\n");
 }
 
+// The identity a reply is sent from: the one the mail was sent to, else
+// the first.
+export function pickIdentity(src) {
+  const ids = state.identities;
+  if (!ids.length) return null;
+  const rcpt = new Set([...(src?.to || []), ...(src?.cc || [])].map((a) => (a.email || "").toLowerCase()));
+  return ids.find((i) => rcpt.has((i.email || "").toLowerCase())) || ids[0];
+}
+
+// The signature block, "-- " on its own line first (RFC 3676).
+export function signature() {
+  const sig = (settings.get("signature") || "").replace(/\s+$/, "");
+  return sig ? `\n\n-- \n${sig}` : "";
+}
+
 // mode: new | reply | replyAll | forward; src: the email replied to.
 export function prefill(mode, src) {
-  const me = state.identities[0]?.email || state.session?.username;
+  const v = prefillBody(mode, src);
+  if (mode !== "draft") v.body = mode === "new" ? signature().replace(/^\n/, "") : signature() + v.body;
+  return v;
+}
+
+function prefillBody(mode, src) {
+  const me = pickIdentity(src)?.email || state.session?.username;
   if (!src || mode === "new") return { to: "", cc: "", bcc: "", subject: "", body: "" };
   if (mode === "draft") {
     return { to: fmtAddrs(src.to), cc: fmtAddrs(src.cc), bcc: fmtAddrs(src.bcc), subject: src.subject || "",
       body: (src.textBody || []).map((p) => src.bodyValues?.[p.partId]?.value || "").join("\n"),
+      html: (src.htmlBody || []).some((p) => p.type === "text/html")
+        ? src.htmlBody.map((p) => src.bodyValues?.[p.partId]?.value || "").join("") : null,
+      identityEmail: src.from?.[0]?.email,
       attachments: (src.attachments || []).map((a) => ({ blobId: a.blobId, name: a.name, type: a.type, size: a.size })),
       inReplyTo: src.inReplyTo, references: src.references };
   }
@@ -54,7 +81,20 @@ export function open(root, mode, src, { onClose, toast }) {
   let saveTimer = null;
   let saving = Promise.resolve();
   let closed = false;
-  const identity = state.identities[0];
+  let identity = mode === "draft" ? state.identities.find((i) => i.email === v.identityEmail) || pickIdentity(null)
+    : pickIdentity(src);
+  let isRich = mode === "draft" ? !!v.html : settings.get("compose") === "rich";
+  const textarea = h("textarea", { name: "body", rows: 14 }, v.body);
+  const editor = rich.editor("", t("compose.body"));
+  if (mode === "draft" && v.html) editor.innerHTML = rich.clean(v.html); else editor.replaceChildren(...rich.fromText(v.body));
+  const tools = rich.toolbar(editor);
+  const richToggle = h("button.small", { type: "button", "aria-pressed": String(isRich), onclick: () => setRich(!isRich) },
+    t("compose.richText"));
+  const fromField = state.identities.length > 1
+    ? h("label.field", {}, h("span", {}, t("compose.from")),
+      h("select", { name: "from", onchange: (ev) => { identity = state.identities.find((i) => i.id === ev.target.value) || identity; } },
+        state.identities.map((i) => h("option", { value: i.id, selected: i.id === identity?.id }, fmtAddrs([i])))))
+    : h("p.fromline", {}, t("reader.from"), " ", identity ? fmtAddrs([identity]) : state.session?.username || "");
   const field = (name, label, value, type = "text") => h("label.field", {}, h("span", {}, label),
     h("input", { name, type, value: value || "", autocomplete: "off", multiple: type === "email" ? true : null }));
   const attList = h("ul.att-list", { "aria-label": t("reader.attachments") });
@@ -62,10 +102,11 @@ export function open(root, mode, src, { onClose, toast }) {
   const fileInput = h("input", { type: "file", multiple: true, hidden: true });
   const form = h("form.composer", { "aria-label": t(`compose.title.${mode}`) },
     h("h2", {}, t(`compose.title.${mode}`)),
-    h("p.fromline", {}, t("reader.from"), " ", identity ? fmtAddrs([identity]) : state.session?.username || ""),
+    fromField,
     field("to", t("compose.to"), v.to), field("cc", t("compose.cc"), v.cc), field("bcc", t("compose.bcc"), v.bcc),
     field("subject", t("compose.subject"), v.subject),
-    h("label.field.bodyfield", {}, h("span", {}, t("compose.body")), h("textarea", { name: "body", rows: 14 }, v.body)),
+    h("div.formatbar", {}, richToggle, tools),
+    h("label.field.bodyfield", {}, h("span", {}, t("compose.body")), textarea, editor),
     attList, status,
     h("div.actions", {},
       h("button.primary", { type: "submit" }, t("compose.send")),
@@ -73,6 +114,19 @@ export function open(root, mode, src, { onClose, toast }) {
       h("button", { type: "button", onclick: () => close(true) }, t("compose.discard")),
       h("button", { type: "button", onclick: () => close(false) }, t("compose.close"))),
     fileInput);
+
+  // Switching keeps the words: plain to rich line by line, rich to plain
+  // as the editor's text (the formatting goes).
+  function setRich(on) {
+    if (on && !isRich) editor.replaceChildren(...rich.fromText(textarea.value));
+    if (!on && isRich) textarea.value = rich.toText(editor);
+    isRich = on;
+    textarea.hidden = on;
+    editor.hidden = !on;
+    tools.hidden = !on;
+    richToggle.setAttribute("aria-pressed", String(on));
+  }
+  setRich(isRich);
 
   function paintAtts() {
     attList.replaceChildren(...atts.map((a, i) => h("li", {},
@@ -108,7 +162,7 @@ export function open(root, mode, src, { onClose, toast }) {
       keywords: { $draft: true, $seen: true },
       from: identity ? [{ name: identity.name || null, email: identity.email }] : [{ email: state.session.username }],
       to: parseAddrs(f.to.value), subject: f.subject.value,
-      bodyValues: { b: { value: f.body.value } },
+      bodyValues: { b: { value: isRich ? rich.toText(editor) : f.body.value } },
       textBody: [{ partId: "b", type: "text/plain" }],
       attachments: atts.filter((a) => a.blobId).map((a) => ({ blobId: a.blobId, type: a.type, name: a.name, disposition: "attachment" })),
     };
@@ -116,9 +170,17 @@ export function open(root, mode, src, { onClose, toast }) {
     if (cc.length) e.cc = cc;
     if (bcc.length) e.bcc = bcc;
     if (v.inReplyTo) { e.inReplyTo = v.inReplyTo; e.references = v.references; }
+    // Rich text goes out as multipart/alternative: the text part and the
+    // sanitised HTML.
+    if (isRich) {
+      e.bodyValues.h = { value: rich.document_(editor) };
+      e.htmlBody = [{ partId: "h", type: "text/html" }];
+    }
     if (!draft) delete e.keywords.$draft;
     return e;
   }
+
+  const bodyText = () => (isRich ? rich.toText(editor) : form.elements.body.value);
 
   async function saveDraft() {
     if (closed) return;
@@ -137,7 +199,7 @@ export function open(root, mode, src, { onClose, toast }) {
     await saving;
     closed = true;
     if (discard && draftId) await jmap.one("Email/set", { accountId: state.accountId, destroy: [draftId] }).catch(() => {});
-    else if (!discard && !draftId && (form.elements.body.value.trim() || form.elements.subject.value)) { closed = false; await saveDraft().catch(() => {}); closed = true; }
+    else if (!discard && !draftId && (bodyText().trim() || form.elements.subject.value)) { closed = false; await saveDraft().catch(() => {}); closed = true; }
     root.hidden = true;
     root.replaceChildren();
     onClose(discard ? "discarded" : "closed");
@@ -185,6 +247,7 @@ export function open(root, mode, src, { onClose, toast }) {
 
   root.replaceChildren(form);
   root.hidden = false;
-  (mode === "new" || mode === "forward" || (mode === "draft" && !v.to) ? form.elements.to : form.elements.body).focus();
-  if (mode === "reply" || mode === "replyAll") form.elements.body.setSelectionRange(0, 0);
+  const bodyEl = isRich ? editor : textarea;
+  (mode === "new" || mode === "forward" || (mode === "draft" && !v.to) ? form.elements.to : bodyEl).focus();
+  if ((mode === "reply" || mode === "replyAll") && !isRich) textarea.setSelectionRange(0, 0);
 }

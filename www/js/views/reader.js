@@ -1,14 +1,14 @@
 // views/reader.js: a whole thread. Plain text as text; HTML sanitised with
 // DOMPurify and shown in a sandboxed frame without allow-scripts, so no
 // script or event handler of a mail ever runs. Remote images stay blocked
-// until the user asks (the app's CSP, which the frame inherits, also
-// blocks the mail's own styles, so they are dropped here), then come through /api/image; cid: images from
-// /api/blob.
+// until the user asks, then come through /api/image; cid: images from
+// /api/blob. The mail's own CSS is cleaned and applied by mailstyle.js.
 import DOMPurify from "../../vendor/purify.es.js";
 import { h } from "../dom.js";
 import { t, longDate, size } from "../i18n.js";
 import { blobUrl } from "../api.js";
 import { state } from "../store.js";
+import * as mailstyle from "./mailstyle.js";
 
 const addr = (list) => (list || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(", ");
 
@@ -16,33 +16,54 @@ function bodyText(e, parts) {
   return (parts || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n");
 }
 
-// Sanitise and rewrite a mail's HTML. Returns {html, blocked}.
+// Sanitise and rewrite a mail's HTML. Returns {html, blocked, css}: the
+// mail's <style> sheets and style attributes (as data-pstyle) cleaned, to
+// be applied by mailstyle.apply.
 export function cleanHtml(e, html, showImages) {
   const cids = new Map();
   for (const a of [...(e.attachments || []), ...(e.htmlBody || [])]) if (a.cid) cids.set(a.cid.replace(/^<|>$/g, ""), a);
   let blocked = 0;
+  // An image URL as the frame may load it, or null.
+  const imageUrl = (src) => {
+    if (/^cid:/i.test(src)) {
+      const a = cids.get(decodeURIComponent(src.slice(4)));
+      return a ? location.origin + blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true) : null;
+    }
+    if (/^https?:/i.test(src)) {
+      if (showImages) return `${location.origin}/api/image?url=${encodeURIComponent(src)}`;
+      blocked++;
+      return null;
+    }
+    return /^data:image\//i.test(src) ? src : null;
+  };
+  const sheets = [];
+  DOMPurify.addHook("uponSanitizeElement", (node, data) => {
+    if (data.tagName === "style") sheets.push(node.textContent || "");
+  });
   DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     if (node.hasAttribute("src") && node.tagName === "IMG") {
       const src = node.getAttribute("src");
-      if (/^cid:/i.test(src)) {
-        const a = cids.get(decodeURIComponent(src.slice(4)));
-        if (a) node.setAttribute("src", location.origin + blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true));
-        else node.removeAttribute("src");
-      } else if (/^https?:/i.test(src)) {
-        if (showImages) node.setAttribute("src", `${location.origin}/api/image?url=${encodeURIComponent(src)}`);
-        else { node.removeAttribute("src"); node.setAttribute("data-blocked", ""); blocked++; }
-      } else if (!/^data:image\//i.test(src)) node.removeAttribute("src");
+      const to = imageUrl(src);
+      if (to) node.setAttribute("src", to);
+      else { node.removeAttribute("src"); if (/^https?:/i.test(src)) node.setAttribute("data-blocked", ""); }
     }
     for (const at of ["srcset", "background", "poster"]) node.removeAttribute(at);
+    if (node.hasAttribute("style")) {
+      const css = mailstyle.cleanCss(node.getAttribute("style"), imageUrl);
+      node.removeAttribute("style");
+      if (css) node.setAttribute("data-pstyle", css);
+    }
     if (node.tagName === "A") { node.setAttribute("target", "_blank"); node.setAttribute("rel", "noopener noreferrer"); }
   });
   const out = DOMPurify.sanitize(html, { WHOLE_DOCUMENT: true, FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "frame", "object", "embed", "link", "meta", "base"],
-    FORBID_ATTR: ["style", "action", "formaction"] });
+    FORBID_ATTR: ["action", "formaction"] });
   DOMPurify.removeHook("afterSanitizeAttributes");
-  return { html: out, blocked };
+  DOMPurify.removeHook("uponSanitizeElement");
+  const css = sheets.map((c) => mailstyle.cleanCss(c, imageUrl)).filter(Boolean).join("\n");
+  return { html: out, blocked, css };
 }
 
-function frameFor(html) {
+function frameFor(html, css) {
   // No allow-scripts: nothing in the mail runs. allow-same-origin (without
   // scripts) lets the app measure the height; allow-popups opens links in
   // a new tab outside the sandbox.
@@ -50,6 +71,7 @@ function frameFor(html) {
     title: t("reader.htmlFrame"), referrerpolicy: "no-referrer" });
   f.srcdoc = html;
   f.addEventListener("load", () => {
+    try { mailstyle.apply(f.contentDocument, css); } catch { /* no access: shown unstyled */ }
     try { f.style.height = `${f.contentDocument.documentElement.scrollHeight + 16}px`; } catch { /* cross-origin */ }
   });
   return f;
@@ -62,7 +84,7 @@ function message(e, { showImages, onShowImages, expanded }) {
   if (htmlParts.length) {
     const r = cleanHtml(e, bodyText(e, htmlParts), showImages);
     blocked = r.blocked;
-    body.append(frameFor(r.html));
+    body.append(frameFor(r.html, r.css));
   } else {
     body.append(h("pre.text", {}, bodyText(e, e.textBody)));
   }

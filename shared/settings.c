@@ -1,0 +1,245 @@
+#include "settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "js.h"
+#include "log.h"
+#include "sess.h"
+
+enum kind { K_BOOL, K_CHOICE, K_TEXT, K_LANG };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	const char *dflt;              /* K_CHOICE, K_TEXT, K_LANG */
+	int dflt_bool;                 /* K_BOOL */
+	const char *const *choices;    /* K_CHOICE, NULL-terminated */
+	const char *choices_text;      /* for the error message */
+};
+
+static const char *const themes[] = { "system", "light", "dark", NULL };
+static const char *const densities[] = { "comfortable", "compact", NULL };
+static const char *const formats[] = { "plain", "rich", NULL };
+
+static const struct key keys[] = {
+	{ "theme", K_CHOICE, "system", 0, themes, "system, light or dark" },
+	{ "density", K_CHOICE, "comfortable", 0, densities,
+	    "comfortable or compact" },
+	{ "threads", K_BOOL, NULL, 1, NULL, NULL },
+	{ "showImages", K_BOOL, NULL, 0, NULL, NULL },
+	{ "compose", K_CHOICE, "plain", 0, formats, "plain or rich" },
+	{ "signature", K_TEXT, "", 0, NULL, NULL },
+	{ "language", K_LANG, "", 0, NULL, NULL },
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char sql_get[] = "SELECT json FROM settings WHERE account = ?1";
+static const char sql_put[] =
+    "INSERT INTO settings(account, json, updated) VALUES(?1, ?2, ?3)"
+    " ON CONFLICT(account) DO UPDATE SET json = ?2, updated = ?3";
+
+static json_object *key_default(const struct key *k)
+{
+	if (k->kind == K_BOOL)
+		return json_object_new_boolean(k->dflt_bool);
+	return json_object_new_string(k->dflt);
+}
+
+json_object *settings_defaults(void)
+{
+	json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		json_object_object_add(o, keys[i].name, key_default(&keys[i]));
+	return o;
+}
+
+static const struct key *find_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+/* A language tag as the app's catalogues name them: "" (the browser's
+ * choice) or letters, then "-" and letters or digits, at most 35 bytes. */
+static int valid_lang(const char *s)
+{
+	size_t i, n = strlen(s), run = 0;
+
+	if (n == 0)
+		return 1;
+	if (n > 35)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '-') {
+			if (run == 0 || i + 1 == n)
+				return 0;
+			run = 0;
+		} else if ((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9' && i > 1)) {
+			run++;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int in_choices(const char *s, const char *const *choices)
+{
+	for (; *choices; choices++)
+		if (!strcmp(s, *choices))
+			return 1;
+	return 0;
+}
+
+/* Whether v suits k; else the reason in err. */
+static int check_value(const struct key *k, json_object *v, char *err,
+    size_t errlen)
+{
+	const char *s;
+
+	if (k->kind == K_BOOL) {
+		if (json_object_is_type(v, json_type_boolean))
+			return 0;
+		snprintf(err, errlen, "The setting \"%s\" must be true or false.",
+		    k->name);
+		return -1;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(err, errlen, "The setting \"%s\" must be a string.", k->name);
+		return -1;
+	}
+	s = json_object_get_string(v);
+	/* A string with an embedded NUL is nothing the app would send. */
+	if (strlen(s) != (size_t)json_object_get_string_len(v)) {
+		snprintf(err, errlen, "The setting \"%s\" holds a NUL.", k->name);
+		return -1;
+	}
+	if (k->kind == K_CHOICE && !in_choices(s, k->choices)) {
+		snprintf(err, errlen, "The setting \"%s\" must be %s.", k->name,
+		    k->choices_text);
+		return -1;
+	}
+	if (k->kind == K_TEXT && strlen(s) > SETTINGS_SIGNATURE_MAX) {
+		snprintf(err, errlen, "The setting \"%s\" is longer than %d bytes.",
+		    k->name, SETTINGS_SIGNATURE_MAX);
+		return -1;
+	}
+	if (k->kind == K_LANG && !valid_lang(s)) {
+		snprintf(err, errlen, "The setting \"%s\" must be a language tag "
+		    "such as \"en\" or \"pt-BR\", or empty.", k->name);
+		return -1;
+	}
+	return 0;
+}
+
+json_object *settings_check(json_object *in, char *err, size_t errlen)
+{
+	const struct key *k;
+	json_object *out;
+
+	if (in == NULL || !json_object_is_type(in, json_type_object)) {
+		snprintf(err, errlen, "The settings must be a JSON object.");
+		return NULL;
+	}
+	out = settings_defaults();
+	json_object_object_foreach(in, name, v) {
+		if ((k = find_key(name)) == NULL) {
+			snprintf(err, errlen, "There is no setting called \"%.64s\".",
+			    name);
+			json_object_put(out);
+			return NULL;
+		}
+		if (check_value(k, v, err, errlen) == -1) {
+			json_object_put(out);
+			return NULL;
+		}
+		json_object_object_add(out, k->name, json_object_get(v));
+	}
+	return out;
+}
+
+int settings_load(struct app *a, const char *account, json_object **out)
+{
+	sqlite3_stmt *st = db_stmt(&a->db, sql_get);
+	const char *text;
+	json_object *stored = NULL;
+	char err[160];
+	int rc;
+
+	*out = NULL;
+	if (st == NULL || db_bind_text(st, 1, account) == -1)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		text = (const char *)sqlite3_column_text(st, 0);
+		stored = js_parse(text ? text : "", text ? strlen(text) : 0);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		log_err("settings: %s", sqlite3_errmsg(a->db.h));
+		return -1;
+	}
+	/* What was stored passed the check when it was written; checking it
+	 * again keeps a key this version no longer knows from failing. */
+	if (stored && (*out = settings_check(stored, err, sizeof(err))) == NULL)
+		log_warn("settings: stored settings dropped: %s", err);
+	json_object_put(stored);
+	if (*out == NULL)
+		*out = settings_defaults();
+	return 0;
+}
+
+int settings_store(struct app *a, const char *account, json_object *o,
+    time_t now)
+{
+	sqlite3_stmt *st = db_stmt(&a->db, sql_put);
+
+	if (st == NULL || db_bind_text(st, 1, account) == -1 ||
+	    db_bind_text(st, 2, json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN)) == -1 ||
+	    sqlite3_bind_int64(st, 3, (sqlite3_int64)now) != SQLITE_OK)
+		return -1;
+	return db_exec_stmt(&a->db, st);
+}
+
+void settings_get(struct req *r)
+{
+	json_object *o;
+
+	if (settings_load(r->app, r->sess->account, &o) == -1) {
+		req_error(r, 500, "internal_error", "The settings could not be read.");
+		return;
+	}
+	req_json(r, 200, o);
+	json_object_put(o);
+}
+
+void settings_put(struct req *r)
+{
+	json_object *in, *o;
+	char err[160];
+
+	if ((in = req_json_body(r, SETTINGS_BODY_MAX, "The settings", 0)) == NULL)
+		return;
+	o = settings_check(in, err, sizeof(err));
+	json_object_put(in);
+	if (o == NULL) {
+		req_error(r, 400, "invalid_settings", err);
+		return;
+	}
+	if (settings_store(r->app, r->sess->account, o, r->now) == -1) {
+		req_error(r, 500, "internal_error", "The settings could not be saved.");
+	} else {
+		req_json(r, 200, o);
+	}
+	json_object_put(o);
+}
