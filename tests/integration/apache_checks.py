@@ -1,0 +1,154 @@
+"""Checks that only Apache needs, run by test_apache_*.py before the
+integration suite (whose last group stops the mail server): the event
+stream through mod_proxy_fcgi to pushd, the clean answer of /api/events
+where there is no pushd, and the headers of static files and API answers."""
+
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+import apache  # noqa: E402
+import demo_mail  # noqa: E402
+from client import Client  # noqa: E402
+import suite  # noqa: E402
+from tap import Tap  # noqa: E402
+from test_pushd import Stream, is_state, message  # noqa: E402
+
+USERS = dict(demo_mail.DEMO_USERS)
+ALICE = "alice@example.test"
+POLL = 1          # push_poll_interval of these stacks, seconds
+MARGIN = 8        # what a loaded machine may add to it
+CONF_EXTRA = {"push_poll_interval": f"{POLL}s"}
+
+
+def signed_in(stack):
+    c = Client(stack.url)
+    r = c.login(ALICE, USERS[ALICE])
+    if r.status != 200:
+        raise RuntimeError(f"sign-in failed: {r}")
+    return c
+
+
+def static_and_api_headers(t, stack):
+    c = Client(stack.url)
+    r = c.request("GET", "/", headers={"Accept-Encoding": "gzip"})
+    t.eq(r.status, 200, "Apache serves the app's index")
+    t.eq(r.header("Content-Type"), "text/html; charset=utf-8", "index.html as UTF-8 HTML")
+    t.eq(r.header("Content-Encoding"), "gzip", "static text is compressed for gzip clients")
+    for k, v in (("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+                 ("X-Frame-Options", "DENY")):
+        t.eq(r.header(k), v, f"the app is served with {k}")
+    t.ok((r.header("Content-Security-Policy") or "").startswith("default-src 'self'; script-src 'self'"),
+         "the app's CSP is the lighttpd configuration's", r.headers)
+    r = c.request("GET", "/js/api.js")
+    t.eq(r.header("Content-Type"), "text/javascript; charset=utf-8", "modules as JavaScript")
+    r = c.request("GET", "/api/config", headers={"Accept-Encoding": "gzip"})
+    t.ok(r.status == 200 and r.header("Content-Encoding") is None,
+         "an API answer is not compressed by Apache", r.headers)
+    t.eq(r.header("Content-Security-Policy"),
+         "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+         "an API answer keeps postern's own CSP, not the app's")
+    r = c.request("GET", "/api/no-such-thing")
+    t.eq((r.status, r.json().get("error")), (404, "not_found"),
+         "an unknown /api/ path is postern's JSON 404, not an Apache page")
+
+
+def event_stream(t, stack):
+    """Through mod_proxy_fcgi to pushd: the stream opens, a ping=5 ping
+    arrives on time (flushpackets=on: nothing held back), delivered mail
+    reaches the tab, and push callbacks reach pushd."""
+    c = signed_in(stack)
+    started = time.monotonic()
+    st = Stream(stack.port, c.cookie, "types=*&ping=5", http11=True,
+                headers={"Accept-Encoding": "gzip, br"})
+    try:
+        t.eq(st.status, 200, "Apache: /api/events opens a stream")
+        t.ok(st.headers.get("content-type", "").startswith("text/event-stream"),
+             "Apache: Content-Type text/event-stream", st.headers)
+        t.eq(st.headers.get("content-encoding"), None, "Apache: the stream is not compressed")
+        t.ok(st.chunked is not None, "Apache: HTTP/1.1 chunked stream", st.headers)
+        ev = st.wait(lambda ev: ev.get("event") == "ping", 10)
+        took = time.monotonic() - started
+        t.ok(ev is not None and 4.5 <= took <= 7,
+             "Apache: the first ping arrives on time (not buffered)", (ev, took))
+        t.ok(ev is not None and json.loads(ev["data"]).get("interval") == 5000,
+             "Apache: ping data as pushd sent it", ev)
+        stack.cyrus.deliver(ALICE, message(1))
+        ev = st.wait(is_state, POLL + MARGIN)
+        t.ok(ev is not None and "Email" in json.loads(ev["data"]).get("changed", {}).get(ALICE, {}),
+             "Apache: delivered mail reaches the open stream", st.events)
+    finally:
+        st.close()
+    r = Client(stack.url).request("POST", "/api/push/" + "x" * 43, {"@type": "StateChange"})
+    t.eq((r.status, r.json().get("error")), (404, "not_found"),
+         "Apache: a push callback with an unknown token reaches pushd (404)")
+
+
+def no_pushd(t, stack):
+    """Where no daemon may run: /api/events answers at once with a JSON
+    error, which makes the app's EventSource give up and the app poll."""
+    c = signed_in(stack)
+    for who, client in (("signed in", c), ("without a session", Client(stack.url))):
+        started = time.monotonic()
+        r = client.request("GET", "/api/events?types=Email,Mailbox&ping=30",
+                           headers={"Accept": "text/event-stream"})
+        took = time.monotonic() - started
+        t.eq((r.status, r.json().get("error")), (404, "not_found"),
+             f"no pushd, {who}: /api/events is a JSON 404")
+        t.ok((r.header("Content-Type") or "").startswith("application/json") and took < 5,
+             f"no pushd, {who}: answered at once, not as an event stream", (r.headers, took))
+
+
+def descendants(pid):
+    """The pids below pid, from /proc."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        for child, parent in parents.items():
+            if parent == p and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def fcgid_keeps_processes(t, stack):
+    """With mod_fcgid the .htaccess runs postern-auth as FastCGI: after
+    the answer, the process is still there for the next request."""
+    c = Client(stack.url)
+    for _ in range(3):
+        t.eq(c.request("GET", "/api/health").status, 200, "mod_fcgid: /api/health")
+    exe = os.path.realpath(os.path.join(stack.web.builddir, "fcgi", "postern-auth"))
+    alive = []
+    for pid in descendants(stack.web.proc.pid):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == exe:
+                alive.append(pid)
+        except OSError:
+            continue
+    t.eq(len(alive), 1, "mod_fcgid: one postern-auth process served them all and stays")
+
+
+def main(runs):
+    """For each (mode, checks): the Apache checks, then the whole
+    integration suite, on one stack of that mode; one TAP plan for all."""
+    for mode, _ in runs:
+        why = apache.skip_reason(mode)
+        if why:
+            print(f"1..0 # SKIP {why}", flush=True)
+            return 0
+    tap = Tap()
+    for mode, checks in runs:
+        suite.run(tap, mode, server="apache", conf_extra=CONF_EXTRA,
+                  before=lambda t, s: [t.run(f.__name__, f, t, s) for f in checks])
+    return tap.done()
