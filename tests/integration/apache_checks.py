@@ -1,10 +1,13 @@
 """Checks that only Apache needs, run by test_apache_*.py before the
-integration suite (whose last group stops the mail server): the event
-stream through mod_proxy_fcgi to pushd, the clean answer of /api/events
-where there is no pushd, and the headers of static files and API answers."""
+integration suite (whose last group stops the mail server): the headers
+of static files and API answers, attachments through each way of running
+postern-blob, the event stream through mod_proxy_fcgi to pushd, the clean
+answer of /api/events where there is no pushd, and mod_fcgid keeping its
+processes."""
 
 import json
 import os
+import random
 import sys
 import time
 
@@ -22,7 +25,9 @@ USERS = dict(demo_mail.DEMO_USERS)
 ALICE = "alice@example.test"
 POLL = 1          # push_poll_interval of these stacks, seconds
 MARGIN = 8        # what a loaded machine may add to it
-CONF_EXTRA = {"push_poll_interval": f"{POLL}s"}
+MIB = 1 << 20
+UPLOAD_MAX = 4 * MIB
+CONF_EXTRA = {"push_poll_interval": f"{POLL}s", "upload_max": f"{UPLOAD_MAX // MIB}M"}
 
 
 def signed_in(stack):
@@ -55,6 +60,33 @@ def static_and_api_headers(t, stack):
     r = c.request("GET", "/api/no-such-thing")
     t.eq((r.status, r.json().get("error")), (404, "not_found"),
          "an unknown /api/ path is postern's JSON 404, not an Apache page")
+
+
+def attachments(t, stack):
+    """postern-blob behind this Apache path: an upload larger than
+    mod_fcgid's default body limit streams to the mail server and back
+    byte for byte, a range is cut, and an upload over upload_max is
+    postern's 413 (Apache's own limits are above it)."""
+    c = signed_in(stack)
+    data = random.Random(6).randbytes(3 * MIB)
+    r = c.request("POST", f"/api/upload/{ALICE}", data,
+                  {"Content-Type": "application/octet-stream"})
+    t.ok(r.status == 201 and r.json().get("size") == len(data),
+         "Apache: a 3 MiB upload is stored whole", r)
+    if r.status != 201:
+        return
+    path = f"/api/blob/{ALICE}/{r.json()['blobId']}/file.bin"
+    r = c.request("GET", path, headers={"Accept-Encoding": "gzip"})
+    t.ok(r.status == 200 and r.body == data and r.header("Content-Encoding") is None,
+         "Apache: the download is the upload, byte for byte, uncompressed",
+         (r.status, len(r.body), r.headers))
+    r = c.request("GET", path, headers={"Range": "bytes=1000-1999"})
+    t.ok(r.status == 206 and r.body == data[1000:2000], "Apache: a byte range",
+         (r.status, r.headers))
+    r = c.request("POST", f"/api/upload/{ALICE}", b"x" * (UPLOAD_MAX + MIB),
+                  {"Content-Type": "application/octet-stream"})
+    t.eq((r.status, r.json().get("error")), (413, "too_large"),
+         "Apache: an upload over upload_max is postern's 413")
 
 
 def event_stream(t, stack):

@@ -9,6 +9,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apache_checks as ac  # noqa: E402
 
-sys.exit(ac.main([("htaccess-cgi", [ac.static_and_api_headers, ac.no_pushd]),
-                  ("htaccess-fcgid", [ac.static_and_api_headers, ac.no_pushd,
-                                    ac.fcgid_keeps_processes])]))
+sys.exit(ac.main([("htaccess-cgi", [ac.static_and_api_headers, ac.attachments, ac.no_pushd]),
+                  ("htaccess-fcgid", [ac.static_and_api_headers, ac.attachments, ac.no_pushd,
+                                      ac.fcgid_keeps_processes])]))
