@@ -111,6 +111,11 @@ class Apache:
             "StartServers 1", "ServerLimit 2", "ThreadsPerChild 32",
             "MaxRequestWorkers 64", "Timeout 60",
             "TypesConfig /etc/mime.types",
+            # A server-wide compressor as Debian's deflate.conf sets one,
+            # and more: postern's files must keep it off /api/.
+            "AddOutputFilterByType DEFLATE text/html text/plain text/css text/javascript "
+            "application/javascript application/json application/octet-stream "
+            "text/event-stream",
         ]
         if self.user:
             lines += [f"User {self.user}", f"Group {self.user}"]
