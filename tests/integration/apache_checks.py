@@ -89,6 +89,11 @@ def attachments(t, stack):
          "Apache: an upload over upload_max is postern's 413")
 
 
+def open_tabs(stack):
+    r = Client(stack.url).request("GET", "/api/health")
+    return sum(r.json().get("push", {}).get("tabs", {}).values())
+
+
 def event_stream(t, stack):
     """Through mod_proxy_fcgi to pushd: the stream opens, a ping=5 ping
     arrives on time (flushpackets=on: nothing held back), delivered mail
@@ -113,8 +118,13 @@ def event_stream(t, stack):
         ev = st.wait(is_state, POLL + MARGIN)
         t.ok(ev is not None and "Email" in json.loads(ev["data"]).get("changed", {}).get(ALICE, {}),
              "Apache: delivered mail reaches the open stream", st.events)
+        t.eq(open_tabs(stack), 1, "Apache: pushd counts the open tab")
     finally:
         st.close()
+    # Apache sees the tab gone at its next write (a ping) and closes its
+    # connection to pushd: neither the tab nor a worker thread lingers.
+    gone = suite.wait_for(lambda: open_tabs(stack) == 0, 5 + MARGIN)
+    t.ok(gone, "Apache: a closed tab's stream ends in pushd too", open_tabs(stack))
     r = Client(stack.url).request("POST", "/api/push/" + "x" * 43, {"@type": "StateChange"})
     t.eq((r.status, r.json().get("error")), (404, "not_found"),
          "Apache: a push callback with an unknown token reaches pushd (404)")
