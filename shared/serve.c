@@ -204,8 +204,16 @@ static void serve_one(struct app *a, const struct req_io *io,
 /* Under Apache's mod_cgid stdin and stdout are one socket: a program that
  * exits with part of the body unread resets it, and the answer it wrote
  * is lost. So the rest of a body that was answered without being read
- * (a refusal) is read and dropped, up to a bound. */
+ * (a refusal) is read and dropped, up to a bound: the declared length,
+ * or up to the end the server marks for a chunked body. */
 #define CGI_DRAIN_MAX (64LL << 20)
+
+static int cgi_body_left(const struct req *r)
+{
+	if (r->content_length >= 0)
+		return r->body_read < r->content_length;
+	return req_param(r, "HTTP_TRANSFER_ENCODING") != NULL;
+}
 
 static void cgi_drain(struct req *r)
 {
@@ -213,7 +221,7 @@ static void cgi_drain(struct req *r)
 	long long left = CGI_DRAIN_MAX;
 	long n;
 
-	if (r->content_length <= r->body_read || fflush(stdout) != 0)
+	if (!cgi_body_left(r) || fflush(stdout) != 0)
 		return;
 	while (left > 0 && (n = req_read(r, chunk, sizeof(chunk))) > 0)
 		left -= n;
