@@ -5,6 +5,7 @@ postern-blob, the event stream through mod_proxy_fcgi to pushd, the clean
 answer of /api/events where there is no pushd, and mod_fcgid keeping its
 processes."""
 
+import http.client
 import json
 import os
 import random
@@ -60,6 +61,49 @@ def static_and_api_headers(t, stack):
     r = c.request("GET", "/api/no-such-thing")
     t.eq((r.status, r.json().get("error")), (404, "not_found"),
          "an unknown /api/ path is postern's JSON 404, not an Apache page")
+
+
+def chunked(stack, cookie, path, body, ctype):
+    """A POST whose body has no length (Transfer-Encoding: chunked), as
+    (status, parsed JSON or None)."""
+    conn = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=60)
+    try:
+        conn.request("POST", path, body=iter([body[:1000], body[1000:]]),
+                     headers={"Cookie": f"postern_session={cookie}",
+                              "X-Postern-CSRF": "1", "Content-Type": ctype},
+                     encode_chunked=True)
+        r = conn.getresponse()
+        data = r.read()
+        try:
+            return r.status, json.loads(data)
+        except ValueError:
+            return r.status, None
+    finally:
+        conn.close()
+
+
+def chunked_bodies(t, stack):
+    """Bodies without a length reach the responders whole (Apache
+    de-chunks them); over a limit they are postern's 413, the answer not
+    lost when the responder stops reading early."""
+    c = signed_in(stack)
+    calls = json.dumps({"using": ["urn:ietf:params:jmap:core"],
+                        "methodCalls": [["Core/echo", {"n": 1}, "0"]]}).encode()
+    status, doc = chunked(stack, c.cookie, "/api/jmap", calls, "application/json")
+    t.ok(status == 200 and doc and doc["methodResponses"][0][0] == "Core/echo",
+         "Apache: a chunked JMAP call", (status, doc))
+    big = b'{"pad": "' + b"x" * suite.MAX_REQUEST + b'"}'
+    status, doc = chunked(stack, c.cookie, "/api/jmap", big, "application/json")
+    t.eq((status, (doc or {}).get("error")), (413, "too_large"),
+         "Apache: a chunked JMAP call over max_request is postern's 413")
+    path = f"/api/upload/{ALICE}"
+    status, doc = chunked(stack, c.cookie, path, b"y" * 300000, "application/octet-stream")
+    t.ok(status == 201 and (doc or {}).get("size") == 300000,
+         "Apache: a chunked upload is stored whole", (status, doc))
+    status, doc = chunked(stack, c.cookie, path, b"z" * (UPLOAD_MAX + MIB),
+                          "application/octet-stream")
+    t.eq((status, (doc or {}).get("error")), (413, "too_large"),
+         "Apache: a chunked upload over upload_max is postern's 413")
 
 
 def attachments(t, stack):

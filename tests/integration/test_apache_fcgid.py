@@ -8,5 +8,5 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apache_checks as ac  # noqa: E402
 
-sys.exit(ac.main([("fcgid", [ac.static_and_api_headers, ac.attachments, ac.event_stream,
-                              ac.fcgid_keeps_processes])]))
+sys.exit(ac.main([("fcgid", [ac.static_and_api_headers, ac.attachments, ac.chunked_bodies,
+                              ac.event_stream, ac.fcgid_keeps_processes])]))

@@ -9,6 +9,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apache_checks as ac  # noqa: E402
 
-sys.exit(ac.main([("htaccess-cgi", [ac.static_and_api_headers, ac.attachments, ac.no_pushd]),
-                  ("htaccess-fcgid", [ac.static_and_api_headers, ac.attachments, ac.no_pushd,
+sys.exit(ac.main([("htaccess-cgi", [ac.static_and_api_headers, ac.attachments,
+                                     ac.chunked_bodies, ac.no_pushd]),
+                  ("htaccess-fcgid", [ac.static_and_api_headers, ac.attachments,
+                                      ac.chunked_bodies, ac.no_pushd,
                                       ac.fcgid_keeps_processes])]))
