@@ -230,6 +230,8 @@ class Apache:
         for p in self.responders:
             stop_process(p, 10)
         self.responders = []
+        # The logs stay; the web root's copies of the programs need not.
+        shutil.rmtree(self.docroot, ignore_errors=True)
 
     def log_tail(self, n=40):
         text = ""
