@@ -188,10 +188,11 @@ class Apache:
             f.write("\n".join(self.main_conf() + self.vhost()) + "\n")
         if self.mode == "proxy_fcgi":
             self.start_responders()
-        self.proc = subprocess.Popen(
-            [APACHE2, "-f", self.conf, "-DFOREGROUND"], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=open(self.error_log + ".stderr", "ab"),
-            start_new_session=True)
+        # Apache's own words before its error log is open go to stderr.
+        with open(self.error_log + ".stderr", "ab") as err:
+            self.proc = subprocess.Popen(
+                [APACHE2, "-f", self.conf, "-DFOREGROUND"], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         end = time.monotonic() + 15
         while time.monotonic() < end and self.proc.poll() is None and not self.listening():
             time.sleep(0.05)
