@@ -109,7 +109,8 @@ class Apache:
             "ServerTokens Prod",
             # Bounded: one process of 32 threads is plenty for the tests.
             "StartServers 1", "ServerLimit 2", "ThreadsPerChild 32",
-            "MaxRequestWorkers 64", "Timeout 60",
+            "MaxRequestWorkers 64", "MinSpareThreads 16", "MaxSpareThreads 64",
+            "Timeout 60",
             "TypesConfig /etc/mime.types",
             # A server-wide compressor as Debian's deflate.conf sets one,
             # and more: postern's files must keep it off /api/.
