@@ -201,12 +201,43 @@ static void serve_one(struct app *a, const struct req_io *io,
 	req_free(&r);
 }
 
+/* Under Apache's mod_cgid stdin and stdout are one socket: a program that
+ * exits with part of the body unread resets it, and the answer it wrote
+ * is lost. So the rest of a body that was answered without being read
+ * (a refusal) is read and dropped, up to a bound: the declared length,
+ * or up to the end the server marks for a chunked body. */
+#define CGI_DRAIN_MAX (64LL << 20)
+
+static int cgi_body_left(const struct req *r)
+{
+	if (r->content_length >= 0)
+		return r->body_read < r->content_length;
+	return req_param(r, "HTTP_TRANSFER_ENCODING") != NULL;
+}
+
+static void cgi_drain(struct req *r)
+{
+	char chunk[16384];
+	long long left = CGI_DRAIN_MAX;
+	long n;
+
+	if (!cgi_body_left(r) || fflush(stdout) != 0)
+		return;
+	while (left > 0 && (n = req_read(r, chunk, sizeof(chunk))) > 0)
+		left -= n;
+}
+
 static int serve_cgi(struct app *a, const struct route *routes)
 {
 	static const struct req_io io = { NULL, cgi_read, cgi_write, cgi_flush,
 	    cgi_param };
+	struct req r;
 
-	serve_one(a, &io, routes);
+	if (req_init(&r, a, &io) == 0) {
+		serve_dispatch(&r, routes);
+		cgi_drain(&r);
+	}
+	req_free(&r);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 

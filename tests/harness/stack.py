@@ -57,7 +57,7 @@ def port_open(port):
 
 class Stack:
     def __init__(self, root, mode="fcgi", port=None, conf_extra=None,
-                 seed=True, upstream=None):
+                 seed=True, upstream=None, server="lighttpd"):
         self.root = os.path.abspath(root)
         self.mode = mode
         self.port = port or free_port()
@@ -73,6 +73,17 @@ class Stack:
         self.conf_path = os.path.join(self.root, "postern.conf")
         self.state_db = os.path.join(self.root, "state.db")
         self.error_log = os.path.join(self.root, "lighttpd-error.log")
+        # Apache in place of lighttpd (tests/harness/apache.py): mode is
+        # then one of apache.MODES; pushd runs as the user Apache's
+        # children run as.
+        self.server = server
+        self.web = None
+        self.run_as = None
+        if server == "apache":
+            import apache
+            self.web = apache.Apache(self, SRCDIR, BUILDDIR)
+            self.error_log = self.web.error_log
+            self.run_as = self.web.user
 
     # -- parts ---------------------------------------------------------------
 
@@ -170,6 +181,7 @@ class Stack:
         with open(self.pushd_log, "ab") as log:
             self.pushd = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                                           stdout=log, stderr=log,
+                                          user=self.run_as, group=self.run_as,
                                           start_new_session=True)
         try:
             wait_until(lambda: self.pushd_listening() or self.pushd.poll() is not None,
@@ -199,6 +211,8 @@ class Stack:
             return "(no pushd log)"
 
     def log_tail(self, n=40):
+        if self.web:
+            return self.web.log_tail(n)
         try:
             with open(self.error_log, errors="replace") as f:
                 return "".join(f.readlines()[-n:])
@@ -210,16 +224,24 @@ class Stack:
     def start(self):
         os.makedirs(self.root, exist_ok=True)
         try:
+            if self.web:
+                self.web.prepare()
             upstream = self.upstream or self.start_cyrus()
             self.write_conf(upstream)
-            self.start_pushd()
-            self.start_lighttpd()
+            if self.web is None or self.web.wants_pushd:
+                self.start_pushd()
+            if self.web:
+                self.web.start()
+            else:
+                self.start_lighttpd()
         except BaseException:
             self.stop()
             raise
         return self
 
     def stop(self):
+        if self.web:
+            self.web.stop()
         self.stop_lighttpd()
         self.stop_pushd()
         if self.cyrus:

@@ -334,20 +334,32 @@ class Suite:
             self.t.run(name, getattr(self, name))
 
 
-def main(mode):
-    tap = Tap()
-    root = tempfile.mkdtemp(prefix=f"postern-it-{mode}-")
-    stack = Stack(root, mode=mode, conf_extra={"api_budget": str(BUDGET),
+def run(tap, mode, server="lighttpd", conf_extra=None, before=None):
+    """The suite on a stack of its own. server "apache" runs it under
+    Apache in one of the modes of tests/harness/apache.py
+    (test_apache_*.py); before(tap, stack) runs checks of their own on
+    the same stack first, conf_extra adds to postern.conf."""
+    root = tempfile.mkdtemp(prefix=f"postern-it-{server}-{mode}-")
+    stack = Stack(root, mode=mode, server=server, conf_extra={"api_budget": str(BUDGET),
                                                "max_request": f"{MAX_REQUEST // 1024}K",
-                                               "login_window": f"{LOGIN_WINDOW}s"})
+                                               "login_window": f"{LOGIN_WINDOW}s",
+                                               **(conf_extra or {})})
     try:
         stack.start()
     except Exception as e:
         tap.bail(f"the stack did not start: {e}")
     try:
+        if before:
+            before(tap, stack)
         Suite(tap, stack).run()
     finally:
         stack.stop()
         if tap.failed:
-            print(f"# lighttpd error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+            print(f"# {server} ({mode}) error log tail:\n# " +
+                  stack.log_tail().replace("\n", "\n# "))
+
+
+def main(mode, **kw):
+    tap = Tap()
+    run(tap, mode, **kw)
     return tap.done()

@@ -1,0 +1,281 @@
+"""A real Apache 2.4 (event MPM) in place of lighttpd in the Stack, on a
+loopback port, with a private ServerRoot in the stack's folder. The
+postern parts of its configuration are the shipped files in conf/, with
+the paths filled in by Define (apache-postern.conf, apache-fcgid.conf) or
+by replacing the one placeholder line (postern.htaccess): the tests prove
+what users install.
+
+Modes:
+    proxy_fcgi      responders as FastCGI servers on sockets (-s), started
+                    here; apache-postern.conf
+    fcgid           mod_fcgid spawns the responders; apache-fcgid.conf
+    htaccess-cgi    a web root with postern.htaccess as .htaccess and the
+                    responders as CGI in its cgi-bin/, mod_fcgid not loaded
+    htaccess-fcgid  the same with mod_fcgid loaded, and cgi-bin/ holding
+                    copies of postern-cgi.sh (mod_fcgid gives the processes
+                    no SetEnv variable) with the paths written in
+No pushd in the htaccess modes: shared hosts allow no daemon.
+
+    s = Stack(root, mode="proxy_fcgi", server="apache")
+
+When the tests run as root, Apache's children, pushd and the responders
+run as www-data (Apache refuses to serve as root), and the stack's
+folder is handed to that user so that they can write the database.
+"""
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+MODES = ("proxy_fcgi", "fcgid", "htaccess-cgi", "htaccess-fcgid")
+RESPONDERS = ("auth", "jmap", "blob")
+APACHE2 = os.environ.get("APACHE2") or shutil.which("apache2") or "/usr/sbin/apache2"
+MODULE_DIR = os.environ.get("APACHE_MODULES") or "/usr/lib/apache2/modules"
+RUN_USER = "www-data"
+BASE_MODULES = ("mpm_event", "authz_core", "mime", "dir", "alias", "env",
+                "headers", "filter", "deflate", "rewrite", "proxy", "proxy_fcgi")
+MODE_MODULES = {
+    "proxy_fcgi": (),
+    "fcgid": ("fcgid",),
+    "htaccess-cgi": ("cgid",),
+    "htaccess-fcgid": ("cgid", "fcgid"),
+}
+
+
+def module_path(name):
+    return os.path.join(MODULE_DIR, f"mod_{name}.so")
+
+
+def skip_reason(mode):
+    """Why this mode cannot run here, or None."""
+    if not os.access(APACHE2, os.X_OK):
+        return "apache2 is not installed"
+    for m in BASE_MODULES + MODE_MODULES[mode]:
+        if not os.path.exists(module_path(m)):
+            return f"Apache module mod_{m} is not installed"
+    return None
+
+
+def run_user():
+    """The user Apache's children and postern run as: ourselves, or
+    www-data when we are root."""
+    return RUN_USER if os.geteuid() == 0 else None
+
+
+class Apache:
+    def __init__(self, stack, srcdir, builddir):
+        if stack.mode not in MODES:
+            raise ValueError(f"unknown Apache mode {stack.mode!r}")
+        self.s = stack
+        self.mode = stack.mode
+        self.srcdir, self.builddir = srcdir, builddir
+        self.dir = os.path.join(stack.root, "apache")
+        self.conf = os.path.join(self.dir, "httpd.conf")
+        self.error_log = os.path.join(self.dir, "error.log")
+        self.docroot = os.path.join(self.dir, "htdocs")
+        self.run = os.path.join(stack.root, "run")
+        self.user = run_user()
+        self.proc = None
+        self.responders = []
+        self.wants_pushd = not self.mode.startswith("htaccess")
+
+    # -- setup -----------------------------------------------------------------
+
+    def prepare(self):
+        """Before anything runs: the folders, owned by the user postern
+        runs as (it writes the database and the secret beside them)."""
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.run, exist_ok=True)
+        if self.user:
+            pw = pwd.getpwnam(self.user)
+            os.chmod(self.s.root, 0o755)
+            for d in (self.s.root, self.run):
+                os.chown(d, pw.pw_uid, pw.pw_gid)
+
+    def main_conf(self):
+        lines = [
+            f'ServerRoot "{self.dir}"',
+            f"Listen 127.0.0.1:{self.s.port}",
+            "ServerName 127.0.0.1",
+            f'PidFile "{self.dir}/httpd.pid"',
+            f'ErrorLog "{self.error_log}"',
+            "LogLevel warn",
+            f'DefaultRuntimeDir "{self.dir}"',
+            f"Mutex file:{self.dir} default",
+            "ServerTokens Prod",
+            # Bounded: one process of 32 threads is plenty for the tests.
+            "StartServers 1", "ServerLimit 2", "ThreadsPerChild 32",
+            "MaxRequestWorkers 64", "MinSpareThreads 16", "MaxSpareThreads 64",
+            "Timeout 60",
+            "TypesConfig /etc/mime.types",
+            # A server-wide compressor as Debian's deflate.conf sets one,
+            # and more: postern's files must keep it off /api/.
+            "AddOutputFilterByType DEFLATE text/html text/plain text/css text/javascript "
+            "application/javascript application/json application/octet-stream "
+            "text/event-stream",
+        ]
+        if self.user:
+            lines += [f"User {self.user}", f"Group {self.user}"]
+        for m in BASE_MODULES + MODE_MODULES[self.mode]:
+            lines.append(f'LoadModule {m}_module "{module_path(m)}"')
+        if "cgid" in MODE_MODULES[self.mode]:
+            lines.append(f'ScriptSock "{self.dir}/cgid.sock"')
+        if "fcgid" in MODE_MODULES[self.mode]:
+            lines += [f'FcgidIPCDir "{self.dir}/fcgid"',
+                      f'FcgidProcessTableFile "{self.dir}/fcgid-shm"']
+        return lines
+
+    def defines(self):
+        return [
+            f'Define POSTERN_WWW "{os.path.join(self.srcdir, "www")}"',
+            f'Define POSTERN_RUN "{self.run}"',
+            f'Define POSTERN_LIBEXEC "{os.path.join(self.builddir, "fcgi")}"',
+            f'Define POSTERN_CONF "{self.s.conf_path}"',
+            f'Define POSTERN_SHARE "{os.path.join(self.srcdir, "conf")}"',
+        ]
+
+    def vhost(self):
+        conf = os.path.join(self.srcdir, "conf")
+        if self.mode == "proxy_fcgi":
+            body = self.defines() + [f'Include "{conf}/apache-postern.conf"']
+        elif self.mode == "fcgid":
+            body = self.defines() + [f'Include "{conf}/apache-fcgid.conf"']
+        else:
+            self.write_docroot()
+            # What a shared host typically allows in .htaccess.
+            body = [f'DocumentRoot "{self.docroot}"',
+                    f'<Directory "{self.docroot}">',
+                    "    Options SymLinksIfOwnerMatch",
+                    "    AllowOverride FileInfo Indexes Options=ExecCGI,Indexes",
+                    "    Require all granted",
+                    "</Directory>"]
+        return ([f"<VirtualHost 127.0.0.1:{self.s.port}>"] +
+                ["    " + line for line in body] + ["</VirtualHost>"])
+
+    def write_docroot(self):
+        """The web root of a shared host: the app, cgi-bin/ with the .cgi
+        programs (or the wrapper script under their names), and
+        postern.htaccess as .htaccess, the paths written in."""
+        if os.path.exists(self.docroot):
+            shutil.rmtree(self.docroot)
+        shutil.copytree(os.path.join(self.srcdir, "www"), self.docroot)
+        cgi = os.path.join(self.docroot, "cgi-bin")
+        os.makedirs(cgi)
+        conf = os.path.join(self.srcdir, "conf")
+        wrapper = fill_in(os.path.join(conf, "postern-cgi.sh"), {
+            "POSTERN_CONF=": self.s.conf_path,
+            "POSTERN_LIBEXEC=": os.path.join(self.builddir, "fcgi")})
+        for r in RESPONDERS:
+            dest = os.path.join(cgi, f"postern-{r}.cgi")
+            if self.mode == "htaccess-fcgid":
+                with open(dest, "w") as f:
+                    f.write(wrapper)
+                os.chmod(dest, 0o755)
+            else:
+                shutil.copy2(os.path.join(self.builddir, "cgi-bin", f"postern-{r}.cgi"), dest)
+        with open(os.path.join(self.docroot, ".htaccess"), "w") as f:
+            f.write(fill_in(os.path.join(conf, "postern.htaccess"),
+                            {"SetEnv POSTERN_CONF ": self.s.conf_path}))
+
+    # -- processes -------------------------------------------------------------
+
+    def start(self):
+        with open(self.conf, "w") as f:
+            f.write("# written by tests/harness/apache.py\n")
+            f.write("\n".join(self.main_conf() + self.vhost()) + "\n")
+        if self.mode == "proxy_fcgi":
+            self.start_responders()
+        # Apache's own words before its error log is open go to stderr.
+        with open(self.error_log + ".stderr", "ab") as err:
+            self.proc = subprocess.Popen(
+                [APACHE2, "-f", self.conf, "-DFOREGROUND"], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        end = time.monotonic() + 15
+        while time.monotonic() < end and self.proc.poll() is None and not self.listening():
+            time.sleep(0.05)
+        if self.proc.poll() is not None or not self.listening():
+            raise RuntimeError("apache2 did not start:\n" + self.log_tail())
+
+    def listening(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.s.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def start_responders(self):
+        """Each responder a FastCGI server on its own socket, as the
+        systemd unit postern-responder@.service runs them."""
+        env = dict(os.environ, POSTERN_CONF=self.s.conf_path)
+        for r in RESPONDERS:
+            sock = os.path.join(self.run, f"{r}.sock")
+            log = open(os.path.join(self.s.root, f"responder-{r}.log"), "ab")
+            p = subprocess.Popen([os.path.join(self.builddir, "fcgi", f"postern-{r}"), "-s", sock],
+                                 env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 user=self.user, group=self.user, start_new_session=True)
+            log.close()
+            self.responders.append(p)
+            end = time.monotonic() + 15
+            while time.monotonic() < end and p.poll() is None and not unix_listening(sock):
+                time.sleep(0.05)
+            if not unix_listening(sock):
+                raise RuntimeError(f"postern-{r} did not listen on {sock}")
+
+    def stop(self):
+        # SIGTERM: Apache stops its children (and mod_fcgid's) and exits.
+        stop_process(self.proc, 15)
+        self.proc = None
+        for p in self.responders:
+            stop_process(p, 10)
+        self.responders = []
+        # The logs stay; the web root's copies of the programs need not.
+        shutil.rmtree(self.docroot, ignore_errors=True)
+
+    def log_tail(self, n=40):
+        text = ""
+        for path in (self.error_log + ".stderr", self.error_log):
+            try:
+                with open(path, errors="replace") as f:
+                    text += "".join(f.readlines()[-n:])
+            except OSError:
+                pass
+        return text or "(no Apache error log)"
+
+
+def stop_process(p, timeout):
+    """SIGTERM, then after timeout seconds SIGKILL to its session."""
+    if p is None or p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def fill_in(path, values):
+    """The text of a shipped file with the value of each line that starts
+    with one of the keys replaced, as a user edits it."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for key, value in values.items():
+        hits = [i for i, line in enumerate(lines) if line.startswith(key)]
+        if len(hits) != 1:
+            raise RuntimeError(f"{path}: no single line {key!r}")
+        lines[hits[0]] = key + value
+    return "\n".join(lines) + "\n"
+
+
+def unix_listening(path):
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(0.5)
+            s.connect(path)
+            return True
+    except OSError:
+        return False
