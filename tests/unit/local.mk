@@ -46,3 +46,8 @@ UNIT_TESTS += tests/fuzz/fuzz_sse
 tests_fuzz_fuzz_sse_SOURCES = tests/fuzz/fuzz_sse.c tests/fuzz/replay.h
 tests_fuzz_fuzz_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# postern-admin's commands over a real state database.
+UNIT_TESTS += tests/unit/test_admin
+tests_unit_test_admin_SOURCES = tests/unit/test_admin.c tests/unit/testapp.h
+tests_unit_test_admin_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/admin
+tests_unit_test_admin_LDADD = admin/libadmin.a $(UNIT_LIBS)
