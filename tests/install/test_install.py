@@ -108,7 +108,8 @@ def staged(t, src, top, lay):
     t.ok(code == 0, "make install DESTDIR=...", tail(out))
     missing = [p for p in lay.files() if not os.path.exists(stage + p)]
     t.ok(not missing, "everything lands under DESTDIR", missing)
-    t.ok(not os.path.exists(lay.prefix) and not os.path.exists(lay.sysconfdir),
+    t.ok(not any(os.path.exists(p) for p in
+                 (lay.prefix, lay.sysconfdir, lay.localstatedir)),
          "nothing is written outside DESTDIR")
     st = os.stat(stage + lay.state)
     t.eq(oct(st.st_mode & 0o777), "0o700", "the state folder is made 0700")
@@ -134,8 +135,8 @@ def admin(lay, *args):
     return r.returncode, r.stdout + r.stderr
 
 
-def suite(t, src, lay):
-    """tests/integration/test_fcgi.py from the tarball, on the installed
+def suite(t, src, lay, mode):
+    """tests/integration/test_<mode>.py from the tarball, on the installed
     programs, web app and lighttpd configurations; its checks are
     re-numbered into this test's."""
     env = dict(os.environ, POSTERN_SRCDIR=src, POSTERN_BUILDDIR=src,
@@ -150,18 +151,18 @@ def suite(t, src, lay):
                        env=env, capture_output=True, text=True, timeout=60)
     t.eq(r.stdout.split(), [lay.libexec, os.path.join(lay.data, "www"),
                             os.path.join(lay.libexec, "pushd")],
-         "the suite's stack runs the installed programs and web app")
+         f"the {mode} suite's stack runs the installed programs and web app")
     r = subprocess.run([sys.executable, os.path.join(src, "tests", "integration",
-                                                     "test_fcgi.py")],
+                                                     f"test_{mode}.py")],
                        env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
     n = 0
     for line in r.stdout.splitlines():
         m = re.match(r"(not ok|ok) \d+ - (.*)", line)
         if m:
             n += 1
-            t.ok(m.group(1) == "ok", "suite: " + m.group(2), r.stdout[-3000:])
-    t.ok(r.returncode == 0 and n > 50, "the integration suite passes on the "
-         f"installed copy ({n} checks)", tail(r.stdout + r.stderr))
+            t.ok(m.group(1) == "ok", f"{mode} suite: " + m.group(2), r.stdout[-3000:])
+    t.ok(r.returncode == 0 and n > 50, f"the integration suite ({mode}) passes on "
+         f"the installed copy ({n} checks)", tail(r.stdout + r.stderr))
 
 
 def configure_installed(t, s, lay):
@@ -270,7 +271,8 @@ def main():
             t.bail("make install failed")
         missing = [p for p in lay.files() if not os.path.exists(p)]
         t.ok(not missing, "everything is installed", missing)
-        t.run("integration suite", suite, t, src, lay)
+        t.run("integration suite (FastCGI)", suite, t, src, lay, "fcgi")
+        t.run("integration suite (CGI)", suite, t, src, lay, "cgi")
         t.run("installed stack", installed_stack, t, top, lay)
         t.run("reinstall", reinstall, t, src, lay)
     finally:

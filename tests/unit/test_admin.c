@@ -292,6 +292,24 @@ static void test_check(void **state)
 	mem_close(&m);
 	exec(t, "PRAGMA user_version = 2");
 
+	/* A state folder anyone may write to, unless sticky. */
+	assert_int_equal(chmod(t->dir, 0777), 0);
+	assert_int_equal(check(path, &m), 2);
+	assert_non_null(strstr(mem_text(&m), "writable by everyone"));
+	mem_close(&m);
+	assert_int_equal(chmod(t->dir, 01777), 0);
+	assert_int_equal(check(path, &m), 0);
+	mem_close(&m);
+	assert_int_equal(chmod(t->dir, 0700), 0);
+
+	/* The tests' loopback switch, and a CA file that is not there. */
+	write_conf(t, "image_proxy_allow_loopback_for_tests = yes\n"
+	    "upstream_ca_file = /nonexistent/ca.pem\n", path, sizeof(path));
+	assert_int_equal(check(path, &m), 2);
+	assert_non_null(strstr(mem_text(&m), "for postern's test suite only"));
+	assert_non_null(strstr(mem_text(&m), "upstream_ca_file /nonexistent"));
+	mem_close(&m);
+
 	/* Plain http across the internet: a warning, not an error. */
 	write_conf(t, "upstream = http://mail.example.com\n", path, sizeof(path));
 	assert_int_equal(check(path, &m), 0);
