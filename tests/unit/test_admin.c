@@ -290,6 +290,12 @@ static void test_check(void **state)
 	assert_int_equal(check(path, &m), 1);
 	assert_non_null(strstr(mem_text(&m), "schema 99 is newer"));
 	mem_close(&m);
+	/* An older one: the programs migrate it, check only says so. */
+	exec(t, "PRAGMA user_version = 1");
+	assert_int_equal(check(path, &m), 0);
+	assert_non_null(strstr(mem_text(&m), "warning: state_db"));
+	assert_non_null(strstr(mem_text(&m), "schema 1, upgraded to 2"));
+	mem_close(&m);
 	exec(t, "PRAGMA user_version = 2");
 
 	/* A state folder anyone may write to, unless sticky. */
