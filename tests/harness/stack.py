@@ -32,6 +32,28 @@ BUILDDIR = os.environ.get("POSTERN_BUILDDIR") or SRCDIR
 LIGHTTPD = os.environ.get("LIGHTTPD") or shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 
 
+class Installed:
+    """The paths of an installed postern (make install), for a Stack that
+    runs it instead of the build tree: pkglibexecdir holds the responders,
+    pushd and cgi-bin/, pkgdatadir the web app (www/) and the lighttpd
+    configurations. From the environment (POSTERN_PKGLIBEXECDIR and
+    POSTERN_PKGDATADIR) when both are set, so that a test run as a program
+    (tests/integration/suite.py) can be pointed at an installed copy."""
+
+    def __init__(self, pkglibexecdir, pkgdatadir):
+        self.libexec = pkglibexecdir
+        self.cgi = os.path.join(pkglibexecdir, "cgi-bin")
+        self.pushd = os.path.join(pkglibexecdir, "pushd")
+        self.www = os.path.join(pkgdatadir, "www")
+        self.conf_dir = pkgdatadir
+
+    @staticmethod
+    def from_env():
+        libexec = os.environ.get("POSTERN_PKGLIBEXECDIR")
+        data = os.environ.get("POSTERN_PKGDATADIR")
+        return Installed(libexec, data) if libexec and data else None
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +79,9 @@ def port_open(port):
 
 class Stack:
     def __init__(self, root, mode="fcgi", port=None, conf_extra=None,
-                 seed=True, upstream=None, server="lighttpd"):
+                 seed=True, upstream=None, server="lighttpd", installed=None):
+        # An Installed copy to run, else the build tree.
+        self.installed = installed or Installed.from_env()
         self.root = os.path.abspath(root)
         self.mode = mode
         self.port = port or free_port()
@@ -118,9 +142,9 @@ class Stack:
         env.update({
             "POSTERN_BIND": "127.0.0.1",
             "POSTERN_PORT": str(self.port),
-            "POSTERN_WWW": os.path.join(SRCDIR, "www"),
-            "POSTERN_LIBEXEC": os.path.join(BUILDDIR, "fcgi"),
-            "POSTERN_CGI": os.path.join(BUILDDIR, "cgi-bin"),
+            "POSTERN_WWW": self.installed.www if self.installed else os.path.join(SRCDIR, "www"),
+            "POSTERN_LIBEXEC": self.installed.libexec if self.installed else os.path.join(BUILDDIR, "fcgi"),
+            "POSTERN_CGI": self.installed.cgi if self.installed else os.path.join(BUILDDIR, "cgi-bin"),
             "POSTERN_CONF": self.conf_path,
             "POSTERN_RUN": os.path.join(self.root, "run"),
             "POSTERN_LOG": self.error_log,
@@ -130,7 +154,8 @@ class Stack:
     def start_lighttpd(self):
         os.makedirs(os.path.join(self.root, "run"), exist_ok=True)
         name = "lighttpd.conf" if self.mode == "fcgi" else "lighttpd-cgi.conf"
-        conf = os.path.join(SRCDIR, "conf", name)
+        conf = os.path.join(self.installed.conf_dir if self.installed else
+                            os.path.join(SRCDIR, "conf"), name)
         self.lighttpd = subprocess.Popen(
             [LIGHTTPD, "-D", "-f", conf], env=self.lighttpd_env(),
             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -156,7 +181,8 @@ class Stack:
     # pushd runs on its own (lighttpd only connects to its socket): started
     # before lighttpd and stopped after it, when it was built.
     def pushd_bin(self):
-        path = os.path.join(BUILDDIR, "pushd", "pushd")
+        path = (self.installed.pushd if self.installed else
+                os.path.join(BUILDDIR, "pushd", "pushd"))
         return path if os.access(path, os.X_OK) else None
 
     def pushd_listening(self):

@@ -50,3 +50,8 @@ tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_settings
 tests_unit_test_settings_SOURCES = tests/unit/test_settings.c tests/unit/testapp.h
 tests_unit_test_settings_LDADD = $(UNIT_LIBS)
+# postern-admin's commands over a real state database.
+UNIT_TESTS += tests/unit/test_admin
+tests_unit_test_admin_SOURCES = tests/unit/test_admin.c tests/unit/testapp.h
+tests_unit_test_admin_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/admin
+tests_unit_test_admin_LDADD = admin/libadmin.a $(UNIT_LIBS)

@@ -1,0 +1,72 @@
+/* init: postern-admin init. Creates what the programs would create on
+ * first use (the secret, the database with its schema), so that an
+ * operator can make them before the web server runs, as the right user,
+ * and see that it worked. Running it again changes nothing. */
+#include "admin.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The folder of path, made 0700 when missing (its parent must exist:
+ * make install creates the usual one). */
+static int make_folder(const char *path, FILE *out, char *err, size_t errlen)
+{
+	char *copy = strdup(path);
+	const char *dir;
+	int rc = 0;
+
+	if (copy == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	dir = dirname(copy);
+	if (mkdir(dir, 0700) == 0)
+		fprintf(out, "created folder %s\n", dir);
+	else if (errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		rc = -1;
+	}
+	free(copy);
+	return rc;
+}
+
+static void said(FILE *out, const char *what, const char *path, int existed)
+{
+	fprintf(out, "%s %s: %s\n", what, path, existed ? "kept" : "created");
+}
+
+int admin_init(const char *path, FILE *out, char *err, size_t errlen)
+{
+	struct cfg c;
+	struct app a;
+	int had_secret, had_db;
+
+	cfg_defaults(&c);
+	if (cfg_load(&c, path, err, errlen) == -1) {
+		cfg_free(&c);
+		return -1;
+	}
+	if (make_folder(c.state_db, out, err, errlen) == -1 ||
+	    make_folder(c.secret_file, out, err, errlen) == -1) {
+		cfg_free(&c);
+		return -1;
+	}
+	had_secret = access(c.secret_file, F_OK) == 0;
+	had_db = access(c.state_db, F_OK) == 0;
+	cfg_free(&c);
+	/* app_open creates both 0600 when missing, and migrates the schema. */
+	if (app_open(&a, path, err, errlen) == -1)
+		return -1;
+	said(out, "secret_file", a.cfg.secret_file, had_secret);
+	said(out, "state_db", a.cfg.state_db, had_db);
+	if (geteuid() == 0 && (!had_secret || !had_db))
+		fprintf(out, "note: these belong to root; the responders and "
+		    "pushd must own them (chown them, or run init as their "
+		    "user)\n");
+	app_close(&a);
+	return 0;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""postern-admin, the real binary, against a real stack's state: sign in
+through lighttpd, list and revoke with the command, and see the revoked
+session refused with 401 while the others go on."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+from client import Client  # noqa: E402
+from stack import BUILDDIR, Stack  # noqa: E402
+from tap import Tap  # noqa: E402
+import demo_mail  # noqa: E402
+
+USERS = dict(demo_mail.DEMO_USERS)
+ALICE, BOB = "alice@example.test", "bob@example.test"
+ADMIN = os.environ.get("POSTERN_ADMIN") or os.path.join(BUILDDIR, "admin", "postern-admin")
+
+
+def admin(conf, *args):
+    env = dict(os.environ, POSTERN_CONF=conf)
+    r = subprocess.run([ADMIN, *args], env=env, capture_output=True, text=True,
+                       timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def session_status(c):
+    return c.request("GET", "/api/auth/session").status
+
+
+def signed_in(s, user):
+    c = Client(s.url)
+    r = c.login(user, USERS[user])
+    if r.status != 200:
+        raise RuntimeError(f"sign-in of {user} failed: {r}")
+    return c
+
+
+def checks(t, s, root):
+    conf = s.conf_path
+    code, out, err = admin(conf, "check")
+    t.eq(code, 0, "check of the stack's configuration passes")
+    t.ok("0 errors" in out, "check counts no error", out + err)
+    code, out, _ = admin(conf, "init")
+    t.eq(code, 0, "init over an existing state")
+    t.ok(out.count(": kept") == 2, "init keeps the secret and the database", out)
+
+    a1, a2, b = signed_in(s, ALICE), signed_in(s, ALICE), signed_in(s, BOB)
+    code, out, _ = admin(conf, "sessions")
+    t.eq(code, 0, "sessions")
+    t.ok("3 sessions" in out and a1.cookie[:8] in out and b.cookie[:8] in out,
+         "the list shows every session by id prefix", out)
+    t.ok(a1.cookie[23:] not in out and USERS[ALICE] not in out,
+         "no cookie secret and no password in the list", out)
+    code, out, _ = admin(conf, "sessions", "--login", ALICE.upper())
+    t.ok(code == 0 and "2 sessions" in out and b.cookie[:8] not in out,
+         "sessions --login lists one login's sessions", out)
+
+    a1_id = a1.cookie[:8]
+    code, out, _ = admin(conf, "revoke", a1_id)
+    t.ok(code == 0 and "revoked 1 session" in out, "revoke by id prefix", out)
+    t.eq(session_status(a1), 401, "the revoked session is refused with 401")
+    t.eq(session_status(a2), 200, "alice's other session goes on")
+    t.eq(session_status(b), 200, "bob's session goes on")
+    code, _, err = admin(conf, "revoke", a1_id)
+    t.ok(code == 1 and "no session" in err, "revoking it again: no session, status 1", err)
+    code, _, err = admin(conf, "revoke", "ab%")
+    t.eq(code, 2, "a malformed id is a usage error")
+
+    code, out, _ = admin(conf, "revoke", "--login", BOB)
+    t.ok(code == 0 and "revoked 1 session" in out, "revoke --login", out)
+    t.eq(session_status(b), 401, "bob's session is refused after revoke --login")
+    t.eq(session_status(a2), 200, "alice's is not")
+    code, out, _ = admin(conf, "revoke", "--all")
+    t.ok(code == 0 and "revoked 1 session" in out, "revoke --all", out)
+    t.eq(session_status(a2), 401, "every session is refused after revoke --all")
+
+    code, out, _ = admin(conf, "push")
+    t.ok(code == 0 and "pushd: running" in out and "subscriptions:" in out,
+         "push reports a running pushd", out)
+
+    # Errors: usage, a bad configuration, a missing state.
+    t.eq(admin(conf)[0], 2, "no command is a usage error")
+    t.eq(admin(conf, "frobnicate")[0], 2, "an unknown command is a usage error")
+    t.eq(admin(conf, "revoke")[0], 2, "revoke without a target is a usage error")
+    bad = os.path.join(root, "bad.conf")
+    with open(conf) as f, open(bad, "w") as g:
+        lines = f.read().splitlines()
+        g.write("\n".join(lines + ["colour = blue"]) + "\n")
+    r = subprocess.run([ADMIN, "-c", bad, "check"], capture_output=True, text=True,
+                       timeout=60)
+    t.ok(r.returncode == 1 and f"{bad}:{len(lines) + 1}: unknown key colour" in r.stdout,
+         "-c with a bad key: file:line and status 1", r.stdout)
+    empty = os.path.join(root, "empty.conf")
+    with open(empty, "w") as f:
+        f.write(f"upstream = {s.cyrus.base_url}\nstate_db = {root}/none/state.db\n"
+                f"secret_file = {root}/none/secret\n")
+    code, _, err = admin(empty, "sessions")
+    t.ok(code == 1 and "postern-admin init" in err, "sessions without a state says run init", err)
+    t.ok(not os.path.exists(os.path.join(root, "none")), "and creates nothing")
+    code, out, _ = admin(empty, "init")
+    t.ok(code == 0 and out.count(": created") == 2, "init creates the state", out)
+    t.eq(oct(os.stat(os.path.join(root, "none", "secret")).st_mode & 0o777), "0o600",
+         "the new secret is 0600")
+    t.eq(admin(empty, "check")[0], 0, "check passes after init")
+
+
+def main():
+    t = Tap()
+    root = tempfile.mkdtemp(prefix="postern-admin-")
+    s = Stack(root, seed=False)
+    try:
+        s.start()
+    except Exception as e:
+        t.bail(f"the stack did not start: {e}")
+    try:
+        t.run("admin", checks, t, s, root)
+    finally:
+        s.stop()
+        if not t.failed:
+            shutil.rmtree(root, ignore_errors=True)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
