@@ -80,7 +80,9 @@ class Layout:
                 *(os.path.join(self.data, p) for p in
                   ("www/index.html", "www/app.js", "schema.sql", "lighttpd.conf",
                    "lighttpd-postern.conf", "lighttpd-cgi.conf",
-                   "postern-pushd.service")),
+                   "postern-pushd.service", "apache-postern.conf",
+                   "apache-fcgid.conf", "postern.htaccess", "postern-cgi.sh",
+                   "postern-responder@.service", "www/js/views/richtext.js")),
                 os.path.join(self.man, "man5", "postern.conf.5"),
                 *(os.path.join(self.man, "man8", p) for p in
                   ("postern.8", "postern-pushd.8", "postern-admin.8")),
