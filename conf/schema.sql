@@ -1,7 +1,7 @@
 -- postern state, schema version 2 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
--- or a cookie in clear: see docs/SECURITY.md.
+-- or a cookie in clear: see "Sessions and secrets" in docs/DECISIONS.md.
 
 -- One row per signed-in browser. id is the public half of the cookie;
 -- verifier is SHA-256 of the secret half. sealed holds the upstream
