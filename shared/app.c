@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "rate.h"
 #include "seal.h"
 #include "upstream.h"
 
@@ -108,6 +109,7 @@ static int load_secret(struct app *a, char *err, size_t errlen)
 int app_open_cfg(struct app *a, char *err, size_t errlen)
 {
 	a->up = NULL;
+	a->rate_cache = NULL;
 	if (load_secret(a, err, errlen) == -1)
 		return -1;
 	if (db_open(&a->db, a->cfg.state_db, err, errlen) == -1)
@@ -134,6 +136,7 @@ int app_open(struct app *a, const char *path, char *err, size_t errlen)
 
 void app_close(struct app *a)
 {
+	rate_cache_close(a);
 	upstream_free(a->up);
 	a->up = NULL;
 	db_close(&a->db);
