@@ -266,19 +266,6 @@ static void batched_new_window_starts_afresh(void **state)
 	assert_int_equal(shared_n(t, "b", T0 + 60), 1);
 }
 
-/* A second process over the same database and secret. */
-static void open_twin(struct testapp *t, struct testapp *t2)
-{
-	char err[256];
-
-	testapp_init(t2);
-	assert_int_equal(cfg_set(&t2->app.cfg, "state_db", t->db_path, err,
-	    sizeof(err)), 0);
-	assert_int_equal(cfg_set(&t2->app.cfg, "secret_file", t->secret_path,
-	    err, sizeof(err)), 0);
-	testapp_start(t2);
-}
-
 /* Two processes taking turns admit exactly the limit; one that gets most
  * of the hits lets through at most a batch less one beyond it. */
 static void batched_two_processes(void **state)
@@ -287,7 +274,7 @@ static void batched_two_processes(void **state)
 	long retry = 0;
 	int i, ok = 0;
 
-	open_twin(t, &t2);
+	testapp_open_twin(t, &t2);
 	for (i = 0; i < 700; i++)
 		ok += rate_hit_batched(i % 2 ? &t2.app : &t->app, "turns", 640,
 		    60, T0, &retry) == 0;
