@@ -249,7 +249,8 @@ static int shape_setopts(struct upstream *up, struct up_call *c,
 		SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
 	if (!strcmp(c->method, "POST")) {
 		SET(CURLOPT_POST, 1L);
-		SET(CURLOPT_READFUNCTION, on_read);
+		if (c->read)
+			SET(CURLOPT_READFUNCTION, on_read);
 	}
 #undef SET
 	return bad ? -1 : 0;
@@ -274,8 +275,11 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 		SET(CURLOPT_PASSWORD, c->pass);
 	}
 	if (!strcmp(c->method, "POST")) {
-		SET(CURLOPT_READDATA, s);
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+		if (c->read)
+			SET(CURLOPT_READDATA, s);
+		else
+			SET(CURLOPT_POSTFIELDS, c->body ? c->body : "");
 	}
 #undef SET
 	return bad ? -1 : 0;
@@ -291,7 +295,7 @@ static int plain_shape(const struct up_call *c)
 	    strlen(c->content_type) >= UP_TYPE_MAX)
 		return -1;
 	return (strcmp(c->method, "POST") ? 0 : 1) | (c->user ? 2 : 0) |
-	    (c->pass_gzip ? 4 : 0);
+	    (c->pass_gzip ? 4 : 0) | (c->read ? 8 : 0);
 }
 
 static void forget_shape(struct upstream *up)
