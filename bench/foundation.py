@@ -1065,9 +1065,15 @@ def main():
     print_table(R)
     if args.relay_only:
         m, f = R["relay50"], R["floor50"]
+        mc, fc = sum(m["cpu_us"].values()), sum(f["cpu_us"].values())
         print(f"# relay/floor at 50 connections: {m['rps'] / f['rps']:.2f}x "
               f"({m['rps']:,.0f} / {f['rps']:,.0f} req/s); load average "
               f"{os.getloadavg()[0]:.2f}; quiet wait gave up {QUIET['gave_up']} times")
+        # On a busy machine the side with more processes gets more of the
+        # cores; CPU per request (every process of a side, wrk included)
+        # gives the ratio the two would reach on cores of their own.
+        print(f"# CPU per request, all processes: postern {mc:.1f} µs, floor {fc:.1f} µs: "
+              f"CPU-bound ratio {fc / mc:.2f}x")
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(R, fh, indent=1, default=str)
