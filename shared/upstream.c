@@ -415,12 +415,37 @@ static int copy_part(CURLU *dst, CURLU *src, CURLUPart part)
 	return rc == CURLUE_OK ? 0 : -1;
 }
 
+/* The configured upstream, parsed once: a sign-in pins four URLs to it.
+ * Kept for the process; parsed again only if another upstream is asked
+ * for (the unit tests use several). */
+static CURLU *origin_of(const char *upstream)
+{
+	static char *url;
+	static CURLU *parsed;
+	CURLU *u;
+	char *copy = NULL;
+
+	if (url && !strcmp(url, upstream))
+		return parsed;
+	if ((u = curl_url()) == NULL || (copy = strdup(upstream)) == NULL ||
+	    curl_url_set(u, CURLUPART_URL, upstream, 0) != CURLUE_OK) {
+		curl_url_cleanup(u);
+		free(copy);
+		return NULL;
+	}
+	curl_url_cleanup(parsed);
+	free(url);
+	url = copy;
+	parsed = u;
+	return parsed;
+}
+
 char *upstream_pin(const struct cfg *c, const char *base, const char *advertised)
 {
-	CURLU *u = curl_url(), *origin = curl_url();
+	CURLU *u = curl_url(), *origin;
 	char *tmp = NULL, *out = NULL;
 
-	if (!u || !origin)
+	if (!u)
 		goto out;
 	if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK ||
 	    curl_url_set(u, CURLUPART_URL, advertised, 0) != CURLUE_OK)
@@ -430,7 +455,7 @@ char *upstream_pin(const struct cfg *c, const char *base, const char *advertised
 	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
 	curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
 	if (!c->upstream_follow_advertised) {
-		if (curl_url_set(origin, CURLUPART_URL, c->upstream, 0) != CURLUE_OK ||
+		if ((origin = origin_of(c->upstream)) == NULL ||
 		    copy_part(u, origin, CURLUPART_SCHEME) == -1 ||
 		    copy_part(u, origin, CURLUPART_HOST) == -1 ||
 		    copy_part(u, origin, CURLUPART_PORT) == -1)
@@ -441,7 +466,6 @@ char *upstream_pin(const struct cfg *c, const char *base, const char *advertised
 out:
 	curl_free(tmp);
 	curl_url_cleanup(u);
-	curl_url_cleanup(origin);
 	return out;
 }
 

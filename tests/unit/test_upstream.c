@@ -234,6 +234,26 @@ static void join_with_https_upstream(void **state)
 	cfg_gone(c);
 }
 
+/* The configured upstream is parsed once and kept: pinning for another
+ * configuration in between must not leak one's origin into the other. */
+static void alternating_upstreams_keep_their_own(void **state)
+{
+	struct cfg *a = cfg_with("http://127.0.0.1:8080", 0);
+	struct cfg *b = cfg_with("https://mail.example.com:8443", 0);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		pins_to(a, CYRUS_BASE, "https://other.example/jmap/",
+		    "http://127.0.0.1:8080/jmap/");
+		pins_to(b, "https://mail.example.com:8443/jmap/",
+		    "http://127.0.0.1:8080/jmap/",
+		    "https://mail.example.com:8443/jmap/");
+	}
+	cfg_gone(a);
+	cfg_gone(b);
+}
+
 /* -- calls against an echo server -------------------------------------- */
 
 /* The value of header name in the request head h, or "-". */
@@ -418,6 +438,7 @@ int main(void)
 		cmocka_unit_test(garbage_returns_null),
 		cmocka_unit_test(join_makes_session_url),
 		cmocka_unit_test(join_with_https_upstream),
+		cmocka_unit_test(alternating_upstreams_keep_their_own),
 		cmocka_unit_test(calls_of_other_shapes_keep_their_own_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
