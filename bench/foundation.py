@@ -887,6 +887,8 @@ def run(args, tmp, procs):
     R["raw"].update({"relay1": a, "floor1": b})
     # The relay answers must still be right after the load.
     check_jmap(st.port, "/api/jmap", cookie)
+    if args.relay_only:
+        return R
 
     # How fast is this machine today? The same lighttpd serving a 2 KB file,
     # the first row of the floor table in performance.md.
@@ -960,7 +962,6 @@ class SummingMeter(CpuMeter):
 
 def print_table(R):
     m, f, m1, f1 = R["relay50"], R["floor50"], R["relay1"], R["floor1"]
-    cgi, L10, L50 = R["cgi50"], R["login10"], R["login50"]
     rows = [
         ("relay c50 req/s", fmt_rps(m["rps"]), fmt_rps(f["rps"]), fmt_x(m["rps"], f["rps"])),
         ("relay c50 p50", fmt_ms(m["p50"]), fmt_ms(f["p50"]), fmt_x(m["p50"], f["p50"])),
@@ -975,6 +976,21 @@ def print_table(R):
         ("CPU/req stand-in", f"{m['cpu_us']['standin']:.1f} µs", f"{f['cpu_us']['standin']:.1f} µs", ""),
         ("non-200 / errors", f"{m['non2xx'] + m1['non2xx']} / {m['errors'] + m1['errors']}",
          f"{f['non2xx'] + f1['non2xx']} / {f['errors'] + f1['errors']}", ""),
+    ]
+    if "cgi50" in R:
+        rows += rest_rows(R)
+    w = [max(len(r[i]) for r in rows + [("figure", "postern", "floor", "ratio")]) for i in range(4)]
+    line = lambda r: "  ".join(c.ljust(w[i]) for i, c in enumerate(r))  # noqa: E731
+    print(line(("figure", "postern", "floor", "ratio")))
+    print(line(tuple("-" * x for x in w)))
+    for r in rows:
+        print(line(r))
+
+
+def rest_rows(R):
+    """The table's rows beyond the relay (CGI, sign-ins, calibration, memory)."""
+    m, cgi, L10, L50 = R["relay50"], R["cgi50"], R["login10"], R["login50"]
+    return [
         ("CGI c50 req/s", fmt_rps(cgi["rps"]), "", f"FastCGI/CGI {fmt_x(m['rps'], cgi['rps'])}"),
         ("CGI c50 p50 / p99", f"{fmt_ms(cgi['p50'])} / {fmt_ms(cgi['p99'])}", "", ""),
         ("CGI CPU/req", f"{cgi['cpu_us']['lighttpd'] + cgi['cpu_us']['cgi children']:.1f} µs", "", ""),
@@ -988,12 +1004,6 @@ def print_table(R):
         ("idle Pss (sum)", f"{R['mem_idle'][1][0]:,} KiB", f"{R['mem_floor'][1][0]:,} KiB", ""),
         ("idle Rss (sum)", f"{R['mem_idle'][1][1]:,} KiB", f"{R['mem_floor'][1][1]:,} KiB", ""),
     ]
-    w = [max(len(r[i]) for r in rows + [("figure", "postern", "floor", "ratio")]) for i in range(4)]
-    line = lambda r: "  ".join(c.ljust(w[i]) for i, c in enumerate(r))  # noqa: E731
-    print(line(("figure", "postern", "floor", "ratio")))
-    print(line(tuple("-" * x for x in w)))
-    for r in rows:
-        print(line(r))
 
 
 def main():
@@ -1009,6 +1019,12 @@ def main():
     ap.add_argument("--no-write", action="store_true", help="do not write docs/BENCHMARKS.md")
     ap.add_argument("--json", help="save every figure and run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--relay-only", action="store_true",
+                    help="only the relay against the floor (50 and 1 connections); "
+                    "prints the table, writes no docs")
+    ap.add_argument("--quiet-wait", type=int, default=QUIET["wait"],
+                    help="seconds to wait for a quiet machine before each run "
+                    f"(default {QUIET['wait']})")
     ap.add_argument("--from-json", help="only rebuild the table and the section "
                     "from a file written by --json")
     args = ap.parse_args()
@@ -1026,6 +1042,7 @@ def main():
         ap.error("--duration 1..120, --runs 1..9")
     if args.no_build and not args.builddir:
         ap.error("--no-build needs --builddir")
+    QUIET["wait"] = max(0, args.quiet_wait)
 
     procs = Procs()
     tmp = tempfile.mkdtemp(prefix="postern-bench-")
@@ -1046,6 +1063,21 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     print_table(R)
+    if args.relay_only:
+        m, f = R["relay50"], R["floor50"]
+        mc, fc = sum(m["cpu_us"].values()), sum(f["cpu_us"].values())
+        print(f"# relay/floor at 50 connections: {m['rps'] / f['rps']:.2f}x "
+              f"({m['rps']:,.0f} / {f['rps']:,.0f} req/s); load average "
+              f"{os.getloadavg()[0]:.2f}; quiet wait gave up {QUIET['gave_up']} times")
+        # On a busy machine the side with more processes gets more of the
+        # cores; CPU per request (every process of a side, wrk included)
+        # gives the ratio the two would reach on cores of their own.
+        print(f"# CPU per request, all processes: postern {mc:.1f} µs, floor {fc:.1f} µs: "
+              f"CPU-bound ratio {fc / mc:.2f}x")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(R, fh, indent=1, default=str)
+        return 0
     keys = ("relay50", "relay1", "floor50", "floor1", "static", "cgi50", "cgi1",
             "login10", "login50")
     bad = sum(R[k]["non2xx"] for k in keys)

@@ -41,8 +41,10 @@ def callgrind_builddir(tmp, build, what):
     d = os.path.join(tmp, "cgbuild")
     os.makedirs(os.path.join(d, "fcgi"))
     os.symlink(os.path.join(build, "cgi-bin"), os.path.join(d, "cgi-bin"))
-    for prog in ("postern-jmap", "postern-auth"):
+    for prog in os.listdir(os.path.join(build, "fcgi")):
         real = os.path.join(build, "fcgi", prog)
+        if not os.access(real, os.X_OK) or os.path.isdir(real):
+            continue
         path = os.path.join(d, "fcgi", prog)
         if prog == wrapped:
             with open(path, "w") as f:
@@ -87,7 +89,7 @@ def callgrind(args, tmp, st, cookie, pids, name):
     for d in dumps:
         print(f"## {d}")
         for extra in (["--inclusive=yes"], ["--inclusive=no"]):
-            out = subprocess.run(["callgrind_annotate", "--threshold=95"] + extra + [d],
+            out = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=95"] + extra + [d],
                                  capture_output=True, text=True).stdout
             print("\n".join(out.splitlines()[:70]))
             print()

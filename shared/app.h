@@ -13,12 +13,18 @@
 #define APP_KEY_HEX 32
 
 struct upstream;
+struct rate_cache;
+struct sess_cache;
 
 struct app {
 	struct cfg cfg;
 	struct db db;
 	unsigned char secret[APP_SECRET_LEN];
 	struct upstream *up;
+	/* Per-process caches of the data path (rate.c, sess.c); NULL until
+	 * first used, written back and freed by app_close. */
+	struct rate_cache *rate_cache;
+	struct sess_cache *sess_cache;
 };
 
 /* Reads the configuration at path (or POSTERN_CONF, or the installed

@@ -1,29 +1,52 @@
 #include "rate.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "log.h"
 
+/* The in-memory side of rate_hit_batched: a direct-mapped table of the
+ * keys this process counts, each with the hits it admitted but has not
+ * yet added to the shared row. */
+#define RATE_SLOTS 128
+#define RATE_WHAT_MAX 64
+#define RATE_BATCH_MAX 32
+
+struct rate_slot {
+	char what[RATE_WHAT_MAX];  /* "" when free */
+	char key[APP_KEY_HEX + 1];
+	long window;
+	long long win;             /* the window known and pending belong to */
+	long long known;           /* the shared count after our last write */
+	long pending;              /* admitted here, not yet written */
+	time_t written;            /* when we last wrote; 0: never */
+};
+
+struct rate_cache {
+	struct rate_slot slot[RATE_SLOTS];
+};
+
 static const char sql_hit[] =
-    "INSERT INTO rate(key, win, n, until) VALUES(?1, ?2, 1, ?3)"
-    " ON CONFLICT(key, win) DO UPDATE SET n = n + 1 RETURNING n";
+    "INSERT INTO rate(key, win, n, until) VALUES(?1, ?2, ?4, ?3)"
+    " ON CONFLICT(key, win) DO UPDATE SET n = n + ?4 RETURNING n";
 static const char sql_refund[] =
     "UPDATE rate SET n = n - 1 WHERE key = ?1 AND win = ?2 AND n > 0";
 static const char sql_prune[] = "DELETE FROM rate WHERE until <= ?1";
 
-int rate_hit(struct app *a, const char *what, long limit, long window,
-    time_t now, long *retry_after)
+/* Adds k hits to key's row of window win: the new count, or -1. */
+static long long add_hits(struct app *a, const char *key, long long win,
+    long window, long k)
 {
-	char key[APP_KEY_HEX + 1];
 	sqlite3_stmt *st;
-	long long win = (long long)now / window * window, n = -1;
-	int rc;
+	long long n = -1;
 
-	app_key(a, "rate", what, key);
 	if ((st = db_stmt(&a->db, sql_hit)) == NULL)
 		return -1;
 	db_bind_text(st, 1, key);
 	sqlite3_bind_int64(st, 2, win);
 	sqlite3_bind_int64(st, 3, win + window);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sqlite3_bind_int64(st, 4, k);
+	if (sqlite3_step(st) == SQLITE_ROW) {
 		n = sqlite3_column_int64(st, 0);
 		/* Step on to SQLITE_DONE: only then does SQLite end the write and
 		 * run its WAL auto-checkpoint; a reset after the row leaves the
@@ -32,18 +55,127 @@ int rate_hit(struct app *a, const char *what, long limit, long window,
 			n = -1;
 	}
 	sqlite3_reset(st);
-	if (n < 0) {
+	if (n < 0)
 		log_err("rate: %s", sqlite3_errmsg(a->db.h));
-		return -1;
-	}
-	/* A window's first hit clears out ended ones: at most once per key
-	 * and window, and cheap through the index on until. */
-	if (n == 1)
+	return n;
+}
+
+/* What a count n after adding k hits means for the last of them. A
+ * window's first write clears out ended ones: at most once per key and
+ * window, and cheap through the index on until. */
+static int judge(struct app *a, long long n, long k, long limit,
+    long long win, long window, time_t now, long *retry_after)
+{
+	if (n == k)
 		rate_prune(a, now);
 	if (n <= limit)
 		return 0;
 	*retry_after = (long)(win + window - now);
 	return 1;
+}
+
+int rate_hit(struct app *a, const char *what, long limit, long window,
+    time_t now, long *retry_after)
+{
+	char key[APP_KEY_HEX + 1];
+	long long win = (long long)now / window * window, n;
+
+	app_key(a, "rate", what, key);
+	if ((n = add_hits(a, key, win, window, 1)) < 0)
+		return -1;
+	return judge(a, n, 1, limit, win, window, now, retry_after);
+}
+
+/* Hits held in memory at most: a 64th of the limit, so that the few
+ * processes of a responder together overshoot it by a few per cent at
+ * worst; 1 (every hit written) below a limit of 128. */
+static long batch_size(long limit)
+{
+	long k = limit / 64;
+
+	return k < 1 ? 1 : k > RATE_BATCH_MAX ? RATE_BATCH_MAX : k;
+}
+
+static unsigned int slot_index(const char *what, long window)
+{
+	unsigned int h = 2166136261u ^ (unsigned int)window;
+
+	for (; *what; what++)
+		h = (h ^ (unsigned char)*what) * 16777619u;
+	return h % RATE_SLOTS;
+}
+
+/* Writes what a slot holds: its owner left or another key takes it. */
+static void slot_flush(struct app *a, struct rate_slot *sl)
+{
+	if (sl->what[0] && sl->pending > 0)
+		add_hits(a, sl->key, sl->win, sl->window, sl->pending);
+	sl->pending = 0;
+}
+
+static struct rate_slot *slot_for(struct app *a, const char *what, long window)
+{
+	struct rate_slot *sl;
+
+	if (strlen(what) >= RATE_WHAT_MAX)
+		return NULL;
+	if (a->rate_cache == NULL &&
+	    (a->rate_cache = calloc(1, sizeof(*a->rate_cache))) == NULL)
+		return NULL;
+	sl = &a->rate_cache->slot[slot_index(what, window)];
+	if (sl->window == window && !strcmp(sl->what, what))
+		return sl;
+	slot_flush(a, sl);
+	memset(sl, 0, sizeof(*sl));
+	strcpy(sl->what, what);
+	app_key(a, "rate", what, sl->key);
+	sl->window = window;
+	sl->win = -1;
+	return sl;
+}
+
+int rate_hit_batched(struct app *a, const char *what, long limit,
+    long window, time_t now, long *retry_after)
+{
+	long long win = (long long)now / window * window, n;
+	struct rate_slot *sl = slot_for(a, what, window);
+	long k;
+
+	if (sl == NULL)
+		return rate_hit(a, what, limit, window, now, retry_after);
+	if (sl->win != win) {
+		/* Hits still pending belong to a window that has ended. */
+		sl->win = win;
+		sl->known = 0;
+		sl->pending = 0;
+		sl->written = 0;
+	}
+	/* Held here only while well below the limit, less than the batch,
+	 * and within the second of the last write (which read the count). */
+	if (sl->written == now && sl->pending + 1 < batch_size(limit) &&
+	    sl->known + sl->pending + 1 <= limit / 2) {
+		sl->pending++;
+		return 0;
+	}
+	k = sl->pending + 1;
+	if ((n = add_hits(a, sl->key, win, window, k)) < 0)
+		return -1;
+	sl->pending = 0;
+	sl->known = n;
+	sl->written = now;
+	return judge(a, n, k, limit, win, window, now, retry_after);
+}
+
+void rate_cache_close(struct app *a)
+{
+	size_t i;
+
+	if (a->rate_cache == NULL)
+		return;
+	for (i = 0; i < RATE_SLOTS; i++)
+		slot_flush(a, &a->rate_cache->slot[i]);
+	free(a->rate_cache);
+	a->rate_cache = NULL;
 }
 
 int rate_refund(struct app *a, const char *what, long window, time_t now)

@@ -12,6 +12,18 @@
  * set to the seconds until the window ends), -1 on a database error. */
 int rate_hit(struct app *a, const char *what, long limit, long window,
     time_t now, long *retry_after);
+/* rate_hit for a limit that many hits count against (the data-path
+ * budget): hits are counted in this process's memory and added to the
+ * shared row in batches of up to a 64th of the limit (at most 32), at
+ * least once a second and on every hit once the count is past half the
+ * limit. The processes of a responder may so admit up to (batch - 1)
+ * each beyond the limit when one of them gets most of a session's
+ * requests; see docs/DECISIONS.md. Same results as rate_hit. */
+int rate_hit_batched(struct app *a, const char *what, long limit,
+    long window, time_t now, long *retry_after);
+/* Writes the hits rate_hit_batched holds and frees its memory (app_close
+ * calls it). */
+void rate_cache_close(struct app *a);
 /* Takes back one hit counted in the same window (an attempt that did not
  * get an answer from the mail server must not count against anyone). */
 int rate_refund(struct app *a, const char *what, long window, time_t now);

@@ -5,11 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "gz.h"
 #include "js.h"
 #include "log.h"
 #include "sess.h"
 #include "upstream.h"
+
+/* A body up to this size is read whole before the call, so that libcurl
+ * sends it with the request head in one write; a larger one streams. */
+#define RELAY_WHOLE_MAX (64 * 1024)
 
 enum relay_fault {
 	RF_NONE,
@@ -55,6 +60,25 @@ static size_t relay_read(char *p, size_t n, void *ctx)
 		return (size_t)-1;
 	}
 	return (size_t)got;
+}
+
+/* Reads and checks a body of known, small length into b: 0, or -1 with
+ * x->fault set. */
+static int read_whole(struct relay *x, struct buf *b)
+{
+	size_t n = (size_t)x->r->content_length, off = 0, got;
+	char none, *p = &none;
+
+	if (n && (p = buf_extend(b, n)) == NULL) {
+		x->fault = RF_TOO_LARGE;
+		return -1;
+	}
+	do {
+		if ((got = relay_read(p + off, n - off, x)) == (size_t)-1)
+			return -1;
+		off += got;
+	} while (off < n && got > 0);
+	return 0;
 }
 
 static int is_json_type(const char *t)
@@ -146,8 +170,9 @@ void relay_handle(struct req *r)
 {
 	struct relay x;
 	struct up_call c;
+	struct buf body;
 	char type[64];
-	int res;
+	int res = UP_ABORTED;
 
 	if (req_media_type(r, type, sizeof(type)) == -1 ||
 	    strcmp(type, "application/json")) {
@@ -178,8 +203,17 @@ void relay_handle(struct req *r)
 	c.on_body = relay_body;
 	c.ctx = &x;
 	c.pass_gzip = x.client_gzip;
-	res = upstream_call(r->app->up, &c);
+	buf_init(&body, RELAY_WHOLE_MAX);
+	if (r->content_length >= 0 && r->content_length <= RELAY_WHOLE_MAX) {
+		c.read = NULL;
+		if (read_whole(&x, &body) == 0) {
+			c.body = body.data ? body.data : "";
+			res = upstream_call(r->app->up, &c);
+		}
+	} else
+		res = upstream_call(r->app->up, &c);
 	relay_finish(&x, res);
+	buf_free(&body);
 	gz_end(&x.gz);
 	js_check_free(&x.chk);
 }

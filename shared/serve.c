@@ -93,7 +93,7 @@ static int within_budget(struct req *r)
 	if (limit == 0)
 		return 1;
 	snprintf(what, sizeof(what), "api:%s", r->sess->id);
-	rc = rate_hit(r->app, what, limit, 60, r->now, &retry);
+	rc = rate_hit_batched(r->app, what, limit, 60, r->now, &retry);
 	if (rc == 0)
 		return 1;
 	if (rc == 1)

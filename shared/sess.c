@@ -7,6 +7,25 @@
 #include "log.h"
 
 #define SALT_LEN 16
+/* Sessions whose key and credentials a process keeps open between their
+ * requests (direct-mapped by id). */
+#define SESS_CACHE_SLOTS 64
+
+/* What opening a session's row gave, valid for as long as the row still
+ * holds the same verifier, salt and sealed credentials. */
+struct sess_slot {
+	char id[SESS_ID_LEN + 1];      /* "" when free */
+	unsigned char verifier[SEAL_HASH_LEN];
+	unsigned char salt[SALT_LEN];
+	unsigned char *sealed;
+	size_t sealed_len;
+	unsigned char key[SEAL_KEY_LEN];
+	struct buf creds;
+};
+
+struct sess_cache {
+	struct sess_slot slot[SESS_CACHE_SLOTS];
+};
 
 static const char sql_insert[] =
     "INSERT INTO sessions(id, verifier, salt, sealed, doc, account, remember,"
@@ -162,9 +181,8 @@ static char *col_dup(sqlite3_stmt *st, int i)
 
 /* Fills s from the row; checks the verifier. 0, 1 (no match) or -1. */
 static int load_row(sqlite3_stmt *st, struct sess *s,
-    const unsigned char *secret, unsigned char *salt)
+    const unsigned char *secret, unsigned char *verifier, unsigned char *salt)
 {
-	unsigned char verifier[SEAL_HASH_LEN];
 	const void *p;
 
 	seal_sha256(secret, SESS_SECRET_BYTES, verifier);
@@ -191,20 +209,128 @@ static int load_row(sqlite3_stmt *st, struct sess *s,
 	return 0;
 }
 
-static int open_creds(struct sess *s, const void *sealed, size_t n)
+/* Points user and pass into the opened "user\0pass". */
+static int split_creds(struct sess *s)
 {
-	char aad[SESS_ID_LEN + 8];
-	size_t ulen;
+	size_t ulen = strlen(s->creds.data);
 
-	snprintf(aad, sizeof(aad), "%s/creds", s->id);
-	if (seal_decrypt(s->key, aad, strlen(aad), sealed, n, &s->creds) == -1)
-		return -1;
-	ulen = strlen(s->creds.data);
 	if (ulen == s->creds.len)
 		return -1;
 	s->user = s->creds.data;
 	s->pass = s->creds.data + ulen + 1;
 	return 0;
+}
+
+static int open_creds(struct sess *s, const void *sealed, size_t n)
+{
+	char aad[SESS_ID_LEN + 8];
+
+	snprintf(aad, sizeof(aad), "%s/creds", s->id);
+	if (seal_decrypt(s->key, aad, strlen(aad), sealed, n, &s->creds) == -1)
+		return -1;
+	return split_creds(s);
+}
+
+static void slot_clear(struct sess_slot *sl)
+{
+	seal_wipe(sl->key, sizeof(sl->key));
+	buf_wipe_free(&sl->creds);
+	free(sl->sealed);
+	memset(sl, 0, sizeof(*sl));
+}
+
+static struct sess_slot *slot_of(struct app *a, const char *id)
+{
+	unsigned int h = 2166136261u;
+
+	if (a->sess_cache == NULL &&
+	    (a->sess_cache = calloc(1, sizeof(*a->sess_cache))) == NULL)
+		return NULL;
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return &a->sess_cache->slot[h % SESS_CACHE_SLOTS];
+}
+
+/* Opens the credentials from the cache when the row is the one the slot
+ * was filled from: 0, or -1 (not cached). The verifier matched the
+ * cookie's secret already, so an equal one means the same secret, and
+ * with the same salt the same key. */
+static int open_cached(struct app *a, struct sess *s,
+    const unsigned char *verifier, const unsigned char *salt,
+    const void *sealed, size_t n)
+{
+	struct sess_slot *sl = slot_of(a, s->id);
+
+	if (sl == NULL || strcmp(sl->id, s->id) || sl->sealed_len != n ||
+	    !seal_equal(sl->verifier, verifier, SEAL_HASH_LEN) ||
+	    memcmp(sl->salt, salt, SALT_LEN) || memcmp(sl->sealed, sealed, n) ||
+	    buf_append(&s->creds, sl->creds.data, sl->creds.len) == -1)
+		return -1;
+	memcpy(s->key, sl->key, SEAL_KEY_LEN);
+	return split_creds(s);
+}
+
+/* Keeps what was just opened for the session's next requests. */
+static void cache_opened(struct app *a, const struct sess *s,
+    const unsigned char *verifier, const unsigned char *salt,
+    const void *sealed, size_t n)
+{
+	struct sess_slot *sl = slot_of(a, s->id);
+
+	if (sl == NULL)
+		return;
+	slot_clear(sl);
+	buf_init(&sl->creds, s->creds.max);
+	if ((sl->sealed = malloc(n ? n : 1)) == NULL ||
+	    buf_append(&sl->creds, s->creds.data, s->creds.len) == -1) {
+		slot_clear(sl);
+		return;
+	}
+	memcpy(sl->sealed, sealed, n);
+	sl->sealed_len = n;
+	memcpy(sl->verifier, verifier, SEAL_HASH_LEN);
+	memcpy(sl->salt, salt, SALT_LEN);
+	memcpy(sl->key, s->key, SEAL_KEY_LEN);
+	memcpy(sl->id, s->id, sizeof(sl->id));
+}
+
+/* Derives the key and opens the credentials, from the cache when it can. */
+static int open_session(struct app *a, struct sess *s,
+    const unsigned char *secret, const unsigned char *verifier,
+    const unsigned char *salt, const void *sealed, size_t n)
+{
+	if (sealed == NULL)
+		return -1;
+	if (open_cached(a, s, verifier, salt, sealed, n) == 0)
+		return 0;
+	buf_wipe_free(&s->creds);
+	buf_init(&s->creds, 1 << 20);
+	if (derive_key(a, s->id, secret, salt, s->key) == -1 ||
+	    open_creds(s, sealed, n) == -1)
+		return -1;
+	cache_opened(a, s, verifier, salt, sealed, n);
+	return 0;
+}
+
+void sess_cache_free(struct app *a)
+{
+	size_t i;
+
+	if (a->sess_cache == NULL)
+		return;
+	for (i = 0; i < SESS_CACHE_SLOTS; i++)
+		slot_clear(&a->sess_cache->slot[i]);
+	free(a->sess_cache);
+	a->sess_cache = NULL;
+}
+
+/* Forgets a session this process may keep open. */
+static void cache_forget(struct app *a, const char *id)
+{
+	struct sess_slot *sl;
+
+	if (a->sess_cache && (sl = slot_of(a, id)) && !strcmp(sl->id, id))
+		slot_clear(sl);
 }
 
 static int expired(const struct app *a, const struct sess *s, time_t now)
@@ -230,7 +356,7 @@ static void touch(struct app *a, struct sess *s, time_t now)
 static int lookup_row(struct app *a, struct sess *s, const unsigned char *secret,
     time_t now)
 {
-	unsigned char salt[SALT_LEN];
+	unsigned char salt[SALT_LEN], verifier[SEAL_HASH_LEN];
 	sqlite3_stmt *st;
 	int rc;
 
@@ -242,11 +368,11 @@ static int lookup_row(struct app *a, struct sess *s, const unsigned char *secret
 		rc = 1;
 	else if (rc != SQLITE_ROW)
 		rc = -1;
-	else if ((rc = load_row(st, s, secret, salt)) == 0) {
+	else if ((rc = load_row(st, s, secret, verifier, salt)) == 0) {
 		if (expired(a, s, now))
 			rc = 2;
-		else if (derive_key(a, s->id, secret, salt, s->key) == -1 ||
-		    open_creds(s, sqlite3_column_blob(st, 2),
+		else if (open_session(a, s, secret, verifier, salt,
+		    sqlite3_column_blob(st, 2),
 		    (size_t)sqlite3_column_bytes(st, 2)) == -1)
 			rc = 1;
 	}
@@ -305,6 +431,7 @@ int sess_destroy(struct app *a, const char *id)
 {
 	sqlite3_stmt *st = db_stmt(&a->db, sql_delete);
 
+	cache_forget(a, id);
 	if (st == NULL)
 		return -1;
 	db_bind_text(st, 1, id);
@@ -365,6 +492,7 @@ int sess_revoke_others(struct app *a, const struct sess *s)
 	db_bind_text(st, 2, s->id);
 	if (db_exec_stmt(&a->db, st) == -1)
 		return -1;
+	sess_cache_free(a);  /* keep nothing open of the ended ones */
 	return sqlite3_changes(a->db.h);
 }
 

@@ -60,6 +60,10 @@ json_object *sess_list(struct app *a, const struct sess *s);
 int sess_revoke_others(struct app *a, const struct sess *s);
 /* Deletes expired sessions: the count, or -1. */
 int sess_prune(struct app *a, time_t now);
+/* Wipes and frees the keys and credentials this process keeps open for
+ * the sessions it served last (app_close calls it). A session is served
+ * from there only while its row still holds what it was opened from. */
+void sess_cache_free(struct app *a);
 void sess_free(struct sess *s);
 /* The account key of a login (what groups one person's sessions). */
 void sess_account(const struct app *a, const char *user, char out[APP_KEY_HEX + 1]);

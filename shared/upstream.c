@@ -11,9 +11,16 @@
 
 #include "log.h"
 
+/* The handle keeps the options of the last plain call (see plain_shape)
+ * so that the next one of the same shape sets only what differs. */
+#define UP_TYPE_MAX 128
+
 struct upstream {
 	CURL *h;
 	const struct cfg *cfg;
+	int kept;                       /* shape set up on h; -1: none */
+	char kept_type[UP_TYPE_MAX];    /* its Content-Type */
+	struct curl_slist *kept_hdrs;   /* its headers, set on h */
 };
 
 /* What one call carries through libcurl's callbacks. */
@@ -38,6 +45,7 @@ struct upstream *upstream_new(const struct cfg *c)
 		return NULL;
 	}
 	up->cfg = c;
+	up->kept = -1;
 	return up;
 }
 
@@ -46,6 +54,7 @@ void upstream_free(struct upstream *up)
 	if (up == NULL)
 		return;
 	curl_easy_cleanup(up->h);
+	curl_slist_free_all(up->kept_hdrs);
 	free(up);
 }
 
@@ -211,35 +220,27 @@ static int pin_setopts(CURL *h, struct up_call *c, struct up_state *s,
 	return bad ? -1 : 0;
 }
 
-/* Sets every option of a call; 0, or -1 when libcurl refused one. */
-static int call_setopts(struct upstream *up, struct up_call *c,
-    struct up_state *s, struct curl_slist *hdrs)
+/* The options that stay the same for calls of one shape; 0, or -1 when
+ * libcurl refused one. */
+static int shape_setopts(struct upstream *up, struct up_call *c,
+    struct curl_slist *hdrs)
 {
 	CURL *h = up->h;
 	int bad = 0;
 
 #define SET(opt, val) bad |= curl_easy_setopt(h, opt, val) != CURLE_OK
-	SET(CURLOPT_URL, c->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_CONNECTTIMEOUT, c->connect_timeout ? c->connect_timeout :
-	    up->cfg->upstream_connect_timeout);
-	SET(CURLOPT_TIMEOUT, c->timeout ? c->timeout : up->cfg->upstream_timeout);
 	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	SET(CURLOPT_HTTPHEADER, hdrs);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
-	SET(CURLOPT_HEADERDATA, s);
 	SET(CURLOPT_WRITEFUNCTION, on_write);
-	SET(CURLOPT_WRITEDATA, s);
 	SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
 	if (up->cfg->upstream_ca_file && !c->foreign)
 		SET(CURLOPT_CAINFO, up->cfg->upstream_ca_file);
-	if (c->user) {
+	if (c->user)
 		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		SET(CURLOPT_USERNAME, c->user);
-		SET(CURLOPT_PASSWORD, c->pass);
-	}
 	if (c->follow) {
 		SET(CURLOPT_FOLLOWLOCATION, 1L);
 		SET(CURLOPT_MAXREDIRS, 3L);
@@ -248,12 +249,92 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 		SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
 	if (!strcmp(c->method, "POST")) {
 		SET(CURLOPT_POST, 1L);
-		SET(CURLOPT_READFUNCTION, on_read);
-		SET(CURLOPT_READDATA, s);
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+		if (c->read)
+			SET(CURLOPT_READFUNCTION, on_read);
 	}
 #undef SET
 	return bad ? -1 : 0;
+}
+
+/* The options of this very call; 0, or -1 when libcurl refused one. */
+static int call_setopts(struct upstream *up, struct up_call *c,
+    struct up_state *s)
+{
+	CURL *h = up->h;
+	int bad = 0;
+
+#define SET(opt, val) bad |= curl_easy_setopt(h, opt, val) != CURLE_OK
+	SET(CURLOPT_URL, c->url);
+	SET(CURLOPT_CONNECTTIMEOUT, c->connect_timeout ? c->connect_timeout :
+	    up->cfg->upstream_connect_timeout);
+	SET(CURLOPT_TIMEOUT, c->timeout ? c->timeout : up->cfg->upstream_timeout);
+	SET(CURLOPT_HEADERDATA, s);
+	SET(CURLOPT_WRITEDATA, s);
+	if (c->user) {
+		SET(CURLOPT_USERNAME, c->user);
+		SET(CURLOPT_PASSWORD, c->pass);
+	}
+	if (!strcmp(c->method, "POST")) {
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+		if (c->read)
+			SET(CURLOPT_READDATA, s);
+		else
+			SET(CURLOPT_POSTFIELDS, c->body ? c->body : "");
+	}
+#undef SET
+	return bad ? -1 : 0;
+}
+
+/* A call with none of the options that only some calls have (the relay's
+ * POSTs, one after another) has a shape: the handle stays set up for it
+ * between calls, with no reset. -1: any other call. */
+static int plain_shape(const struct up_call *c)
+{
+	if (c->foreign || c->connect_to || c->on_socket || c->follow ||
+	    c->max_body || c->headers || !c->content_type ||
+	    strlen(c->content_type) >= UP_TYPE_MAX)
+		return -1;
+	return (strcmp(c->method, "POST") ? 0 : 1) | (c->user ? 2 : 0) |
+	    (c->pass_gzip ? 4 : 0) | (c->read ? 8 : 0);
+}
+
+static void forget_shape(struct upstream *up)
+{
+	curl_slist_free_all(up->kept_hdrs);
+	up->kept_hdrs = NULL;
+	up->kept = -1;
+}
+
+/* Sets up the handle for c from scratch, or keeps it when the last call
+ * had the same shape. *hdrs gets headers the caller frees after the call
+ * (NULL when the handle keeps them). 0, or -1. */
+static int setup(struct upstream *up, struct up_call *c, struct up_state *s,
+    struct curl_slist **hdrs, struct curl_slist **pin)
+{
+	int shape = plain_shape(c);
+
+	*hdrs = *pin = NULL;
+	if (shape >= 0 && shape == up->kept &&
+	    !strcmp(up->kept_type, c->content_type))
+		return call_setopts(up, c, s);
+	forget_shape(up);
+	curl_easy_reset(up->h);  /* keeps the connection cache */
+	if ((*hdrs = call_headers(c)) == NULL)
+		return -1;
+	if (c->connect_to && (*pin = curl_slist_append(NULL, c->connect_to)) == NULL)
+		return -1;
+	if (shape_setopts(up, c, *hdrs) == -1 || call_setopts(up, c, s) == -1 ||
+	    pin_setopts(up->h, c, s, *pin) == -1) {
+		log_err("upstream: libcurl refused an option");
+		return -1;
+	}
+	if (shape >= 0) {
+		up->kept = shape;
+		snprintf(up->kept_type, sizeof(up->kept_type), "%s", c->content_type);
+		up->kept_hdrs = *hdrs;
+		*hdrs = NULL;
+	}
+	return 0;
 }
 
 static enum up_result map_code(CURLcode rc, const struct up_state *s)
@@ -290,7 +371,7 @@ static enum up_result map_code(CURLcode rc, const struct up_state *s)
 int upstream_call(struct upstream *up, struct up_call *c)
 {
 	struct up_state s;
-	struct curl_slist *hdrs, *pin = NULL;
+	struct curl_slist *hdrs = NULL, *pin = NULL;
 	enum up_result res = UP_ERROR;
 	CURLcode rc;
 	char *url = NULL;
@@ -301,14 +382,8 @@ int upstream_call(struct upstream *up, struct up_call *c)
 	s.head.content_length = -1;
 	c->final_url[0] = '\0';
 	c->status = 0;
-	curl_easy_reset(up->h);  /* keeps the connection cache */
-	if ((hdrs = call_headers(c)) == NULL)
-		return UP_ERROR;
-	if (c->connect_to && (pin = curl_slist_append(NULL, c->connect_to)) == NULL)
-		goto out;
-	if (call_setopts(up, c, &s, hdrs) == -1 ||
-	    pin_setopts(up->h, c, &s, pin) == -1) {
-		log_err("upstream: libcurl refused an option");
+	if (setup(up, c, &s, &hdrs, &pin) == -1) {
+		forget_shape(up);
 		goto out;
 	}
 	rc = curl_easy_perform(up->h);
@@ -340,12 +415,37 @@ static int copy_part(CURLU *dst, CURLU *src, CURLUPart part)
 	return rc == CURLUE_OK ? 0 : -1;
 }
 
+/* The configured upstream, parsed once: a sign-in pins four URLs to it.
+ * Kept for the process; parsed again only if another upstream is asked
+ * for (the unit tests use several). */
+static CURLU *origin_of(const char *upstream)
+{
+	static char *url;
+	static CURLU *parsed;
+	CURLU *u;
+	char *copy = NULL;
+
+	if (url && !strcmp(url, upstream))
+		return parsed;
+	if ((u = curl_url()) == NULL || (copy = strdup(upstream)) == NULL ||
+	    curl_url_set(u, CURLUPART_URL, upstream, 0) != CURLUE_OK) {
+		curl_url_cleanup(u);
+		free(copy);
+		return NULL;
+	}
+	curl_url_cleanup(parsed);
+	free(url);
+	url = copy;
+	parsed = u;
+	return parsed;
+}
+
 char *upstream_pin(const struct cfg *c, const char *base, const char *advertised)
 {
-	CURLU *u = curl_url(), *origin = curl_url();
+	CURLU *u = curl_url(), *origin;
 	char *tmp = NULL, *out = NULL;
 
-	if (!u || !origin)
+	if (!u)
 		goto out;
 	if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK ||
 	    curl_url_set(u, CURLUPART_URL, advertised, 0) != CURLUE_OK)
@@ -355,7 +455,7 @@ char *upstream_pin(const struct cfg *c, const char *base, const char *advertised
 	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
 	curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
 	if (!c->upstream_follow_advertised) {
-		if (curl_url_set(origin, CURLUPART_URL, c->upstream, 0) != CURLUE_OK ||
+		if ((origin = origin_of(c->upstream)) == NULL ||
 		    copy_part(u, origin, CURLUPART_SCHEME) == -1 ||
 		    copy_part(u, origin, CURLUPART_HOST) == -1 ||
 		    copy_part(u, origin, CURLUPART_PORT) == -1)
@@ -366,7 +466,6 @@ char *upstream_pin(const struct cfg *c, const char *base, const char *advertised
 out:
 	curl_free(tmp);
 	curl_url_cleanup(u);
-	curl_url_cleanup(origin);
 	return out;
 }
 

@@ -41,6 +41,9 @@ struct up_call {
 	/* Fills p with up to n request body bytes: count, 0 at the end, or
 	 * (size_t)-1 to abort. NULL for no body. */
 	size_t (*read)(char *p, size_t n, void *ctx);
+	/* Or the whole body in memory (body_len bytes), sent with the head
+	 * when small; used when read is NULL and body is not. */
+	const char *body;
 	/* Called once when the status and headers are in, before any body;
 	 * -1 aborts. */
 	int (*on_head)(const struct up_head *h, void *ctx);

@@ -170,6 +170,22 @@ class Suite:
             return any(m.get("subject") == subject for m in q.json()["methodResponses"][1][1]["list"])
         t.ok(wait_for(arrived, 30), "alice's mail arrives in bob's inbox")
 
+    def relay_body_sizes(self):
+        """Bodies up to 64 KiB are read whole and sent with the request head,
+        larger ones stream: both reach the JMAP server intact, and a broken
+        one of either kind is refused before it does."""
+        t, c = self.t, self.signed_in(CAROL)
+        for size in (10, 60 * 1024, 100 * 1024):
+            r = c.jmap([["Core/echo", {"pad": "x" * size}, "e"]], using=["urn:ietf:params:jmap:core"])
+            res = r.json().get("methodResponses") if r.status == 200 else None
+            t.ok(res and res[0][1].get("pad") == "x" * size,
+                 f"a {size}-byte argument comes back through Core/echo", r.status)
+        for size in (10, 100 * 1024):
+            body = b'{"using": [], "methodCalls": [], "pad": "' + b"x" * size + b'"'
+            r = c.request("POST", "/api/jmap", body, {"Content-Type": "application/json"})
+            t.eq((r.status, r.json().get("error")), (400, "bad_request"),
+                 f"a {len(body)}-byte body cut short of its closing brace is 400")
+
     def bad_requests(self):
         t, c = self.t, self.signed_in(CAROL)
         r = c.request("POST", "/api/jmap", b'{"using": [', {"Content-Type": "application/json"})
@@ -329,7 +345,8 @@ class Suite:
 
     def run(self):
         for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "bad_requests",
-                     "budget", "sessions", "settings", "expiry", "login_rate_limit", "no_clear_secrets",
+                     "relay_body_sizes", "budget", "sessions", "settings", "expiry",
+                     "login_rate_limit", "no_clear_secrets",
                      "upstream_down"):
             self.t.run(name, getattr(self, name))
 

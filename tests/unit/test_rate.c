@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -160,6 +161,132 @@ static void new_window_prunes_old_ones(void **state)
 	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
 }
 
+/* The shared count of key what in the window holding now (0: no row). */
+static long long shared_n(struct testapp *t, const char *what, time_t now)
+{
+	char key[APP_KEY_HEX + 1], sql[200];
+	long long n;
+
+	app_key(&t->app, "rate", what, key);
+	snprintf(sql, sizeof(sql), "SELECT n FROM rate WHERE key = '%s'"
+	    " AND win = %lld", key, (long long)now / 60 * 60);
+	n = testapp_count(t, sql);
+	return n < 0 ? 0 : n;
+}
+
+/* A limit of 6,400: batches of 32, the first hit written at once. */
+static void batched_writes_in_batches(void **state)
+{
+	struct testapp *t = *state;
+	long retry = -5;
+	int i;
+
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 1);
+	for (i = 0; i < 31; i++)
+		assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0,
+		    &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 1);
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 33);
+	assert_int_equal(retry, -5);
+}
+
+static void batched_written_at_close(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0,
+		    &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 1);
+	rate_cache_close(&t->app);
+	assert_int_equal(shared_n(t, "b", T0), 10);
+	/* Counting goes on after. */
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 11);
+}
+
+static void batched_written_once_a_second(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 1);
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0 + 1, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0), 3);
+}
+
+/* Past half the limit every hit is written: the limit holds exactly. */
+static void batched_exact_at_the_limit(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		if (rate_hit_batched(&t->app, "b", 200, 60, T0 + 5, &retry) != 0)
+			fail_msg("hit %d of 200 refused", i + 1);
+	assert_int_equal(shared_n(t, "b", T0), 200);
+	assert_int_equal(rate_hit_batched(&t->app, "b", 200, 60, T0 + 5, &retry), 1);
+	assert_int_equal(retry, 55);
+	assert_int_equal(shared_n(t, "b", T0), 201);
+}
+
+/* A small limit is counted hit by hit, as rate_hit does. */
+static void batched_small_limit_every_hit(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(rate_hit_batched(&t->app, "b", 100, 60, T0, &retry), 0);
+		assert_int_equal(shared_n(t, "b", T0), i + 1);
+	}
+}
+
+static void batched_new_window_starts_afresh(void **state)
+{
+	struct testapp *t = *state;
+	long retry = 0;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit_batched(&t->app, "b", 6400, 60, T0 + 60, &retry), 0);
+	assert_int_equal(shared_n(t, "b", T0 + 60), 1);
+	/* The ended window was pruned by the new one's first write. */
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
+	rate_cache_close(&t->app);
+	assert_int_equal(shared_n(t, "b", T0 + 60), 1);
+}
+
+/* Two processes taking turns admit exactly the limit; one that gets most
+ * of the hits lets through at most a batch less one beyond it. */
+static void batched_two_processes(void **state)
+{
+	struct testapp *t = *state, t2;
+	long retry = 0;
+	int i, ok = 0;
+
+	testapp_open_twin(t, &t2);
+	for (i = 0; i < 700; i++)
+		ok += rate_hit_batched(i % 2 ? &t2.app : &t->app, "turns", 640,
+		    60, T0, &retry) == 0;
+	assert_int_equal(ok, 640);
+	ok = 0;
+	for (i = 0; i < 700; i++)
+		ok += rate_hit_batched(i % 50 ? &t->app : &t2.app, "skewed", 640,
+		    60, T0, &retry) == 0;
+	assert_in_range(ok, 640, 640 + 10 - 1);
+	testapp_close(&t2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
 
 int main(void)
@@ -176,6 +303,13 @@ int main(void)
 		T(keys_not_stored_in_clear),
 		T(prune_deletes_ended_windows),
 		T(new_window_prunes_old_ones),
+		T(batched_writes_in_batches),
+		T(batched_written_at_close),
+		T(batched_written_once_a_second),
+		T(batched_exact_at_the_limit),
+		T(batched_small_limit_every_hit),
+		T(batched_new_window_starts_afresh),
+		T(batched_two_processes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -492,19 +492,95 @@ static void other_server_secret_cannot_open(void **state)
 static void same_secret_file_opens(void **state)
 {
 	struct testapp *t = *state, t2;
-	char cookie[SESS_COOKIE_LEN + 1], err[256];
+	char cookie[SESS_COOKIE_LEN + 1];
 
 	make(t, USER, 0, NOW, cookie);
 	/* Another process with the same secret file and database. */
-	testapp_init(&t2);
-	assert_int_equal(cfg_set(&t2.app.cfg, "state_db", t->db_path, err,
-	    sizeof(err)), 0);
-	assert_int_equal(cfg_set(&t2.app.cfg, "secret_file", t->secret_path, err,
-	    sizeof(err)), 0);
-	testapp_start(&t2);
+	testapp_open_twin(t, &t2);
 	assert_memory_equal(t2.app.secret, t->app.secret, APP_SECRET_LEN);
 	assert_int_equal(lookup(&t2, cookie, NOW), 0);
 	testapp_close(&t2);
+}
+
+/* sess_lookup's user, or "" when it fails. */
+static void lookup_user(struct testapp *t, const char *cookie, time_t now,
+    char *out, size_t n)
+{
+	struct sess *s = NULL;
+
+	out[0] = '\0';
+	if (sess_lookup(&t->app, cookie, now, &s) == 0) {
+		snprintf(out, n, "%s", s->user);
+		assert_string_equal(s->pass, PASS);
+	}
+	sess_free(s);
+}
+
+static void exec_sql(struct testapp *t, const char *sql)
+{
+	assert_int_equal(sqlite3_exec(t->app.db.h, sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+}
+
+/* Kept open between requests, each session still opens as its own, also
+ * with more sessions than the process keeps. */
+static void repeated_lookups_open_each_own(void **state)
+{
+	struct testapp *t = *state;
+	char cookies[100][SESS_COOKIE_LEN + 1], user[64], got[64];
+	int i, k, round;
+
+	for (i = 0; i < 100; i++) {
+		snprintf(user, sizeof(user), "user%d@example.test", i);
+		make(t, user, 0, NOW, cookies[i]);
+	}
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < 100; i++) {
+			k = (i * 37 + round) % 100;
+			lookup_user(t, cookies[k], NOW + 1, got, sizeof(got));
+			snprintf(user, sizeof(user), "user%d@example.test", k);
+			assert_string_equal(got, user);
+		}
+}
+
+/* What a process keeps open counts only while the row is unchanged. */
+static void kept_session_follows_its_row(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1], got[64];
+
+	make(t, USER, 0, NOW, cookie);
+	lookup_user(t, cookie, NOW + 1, got, sizeof(got));
+	assert_string_equal(got, USER);
+	exec_sql(t, "UPDATE sessions SET sealed = zeroblob(length(sealed))");
+	assert_int_equal(lookup(t, cookie, NOW + 2), 1);
+
+	make(t, USER, 0, NOW, cookie);
+	assert_int_equal(lookup(t, cookie, NOW + 1), 0);
+	exec_sql(t, "UPDATE sessions SET salt = zeroblob(16)");
+	assert_int_equal(lookup(t, cookie, NOW + 2), 1);
+
+	make(t, USER, 0, NOW, cookie);
+	assert_int_equal(lookup(t, cookie, NOW + 1), 0);
+	exec_sql(t, "DELETE FROM sessions");
+	assert_int_equal(lookup(t, cookie, NOW + 2), 1);
+}
+
+/* Ended in another process (its row deleted there): gone here too. */
+static void session_ended_elsewhere_not_found(void **state)
+{
+	struct testapp *t = *state, t2;
+	char cookie[SESS_COOKIE_LEN + 1], id[SESS_ID_LEN + 1];
+
+	make(t, USER, 0, NOW, cookie);
+	memcpy(id, cookie, SESS_ID_LEN);
+	id[SESS_ID_LEN] = '\0';
+	assert_int_equal(lookup(t, cookie, NOW + 1), 0);
+	testapp_open_twin(t, &t2);
+	assert_int_equal(lookup(&t2, cookie, NOW + 2), 0);
+	assert_int_equal(sess_destroy(&t2.app, id), 0);
+	testapp_close(&t2);
+	assert_int_equal(lookup(t, cookie, NOW + 3), 1);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
@@ -532,6 +608,9 @@ int main(void)
 		T(account_ignores_case_only),
 		T(other_server_secret_cannot_open),
 		T(same_secret_file_opens),
+		T(repeated_lookups_open_each_own),
+		T(kept_session_follows_its_row),
+		T(session_ended_elsewhere_not_found),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* upstream: pinning the URLs a JMAP server advertises to the configured
- * upstream (no network: upstream_pin and upstream_join only). */
+ * upstream (upstream_pin and upstream_join), and calls of different shapes
+ * one after another on one handle against an echo server on 127.0.0.1. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,9 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
+#include "buf.h"
 #include "cfg.h"
 #include "upstream.h"
 
@@ -224,6 +234,194 @@ static void join_with_https_upstream(void **state)
 	cfg_gone(c);
 }
 
+/* The configured upstream is parsed once and kept: pinning for another
+ * configuration in between must not leak one's origin into the other. */
+static void alternating_upstreams_keep_their_own(void **state)
+{
+	struct cfg *a = cfg_with("http://127.0.0.1:8080", 0);
+	struct cfg *b = cfg_with("https://mail.example.com:8443", 0);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		pins_to(a, CYRUS_BASE, "https://other.example/jmap/",
+		    "http://127.0.0.1:8080/jmap/");
+		pins_to(b, "https://mail.example.com:8443/jmap/",
+		    "http://127.0.0.1:8080/jmap/",
+		    "https://mail.example.com:8443/jmap/");
+	}
+	cfg_gone(a);
+	cfg_gone(b);
+}
+
+/* -- calls against an echo server -------------------------------------- */
+
+/* The value of header name in the request head h, or "-". */
+static void head_value(const char *h, const char *name, char *out, size_t n)
+{
+	const char *p = strcasestr(h, name);
+	size_t k;
+
+	snprintf(out, n, "-");
+	if (p == NULL)
+		return;
+	p += strlen(name);
+	k = strcspn(p, "\r\n");
+	snprintf(out, n, "%.*s", (int)k, p);
+}
+
+/* Answers one request on fd with what it was: 0, or -1 at the end. */
+static int echo_one(int fd)
+{
+	char req[8192], auth[256], type[256], body[512];
+	size_t got = 0, need;
+	char *end;
+	ssize_t n;
+	long len = 0;
+	int blen;
+
+	req[0] = '\0';
+	while ((end = strstr(req, "\r\n\r\n")) == NULL) {
+		if (got + 1 >= sizeof(req) ||
+		    (n = read(fd, req + got, sizeof(req) - 1 - got)) <= 0)
+			return -1;
+		got += (size_t)n;
+		req[got] = '\0';
+	}
+	head_value(req, "\r\nContent-Length: ", body, sizeof(body));
+	if (strcmp(body, "-"))
+		len = atol(body);
+	need = (size_t)(end + 4 - req) + (size_t)len;
+	while (got < need && got + 1 < sizeof(req)) {
+		if ((n = read(fd, req + got, sizeof(req) - 1 - got)) <= 0)
+			return -1;
+		got += (size_t)n;
+		req[got] = '\0';
+	}
+	head_value(req, "\r\nAuthorization: ", auth, sizeof(auth));
+	head_value(req, "\r\nContent-Type: ", type, sizeof(type));
+	blen = snprintf(body, sizeof(body), "%.*s|auth %s|type %s|len %ld",
+	    (int)strcspn(req, "\r\n"), req, auth, type, len);
+	snprintf(req, sizeof(req), "HTTP/1.1 200 OK\r\nContent-Type: text/plain"
+	    "\r\nContent-Length: %d\r\n\r\n%s", blen, body);
+	return write(fd, req, strlen(req)) > 0 ? 0 : -1;
+}
+
+/* A child answering keep-alive connections one at a time; its port. */
+static pid_t echo_server(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0), c;
+	pid_t pid;
+
+	assert_true(s >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(s, 8), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&a, &alen), 0);
+	*port = ntohs(a.sin_port);
+	if ((pid = fork()) == 0) {
+		alarm(20);  /* bounded, whatever the test does */
+		while ((c = accept(s, NULL, NULL)) >= 0) {
+			while (echo_one(c) == 0)
+				;
+			close(c);
+		}
+		_exit(0);
+	}
+	close(s);
+	assert_true(pid > 0);
+	return pid;
+}
+
+struct echo_call {
+	const char *body;
+	size_t off;
+	struct buf got;
+};
+
+static size_t echo_read(char *p, size_t n, void *ctx)
+{
+	struct echo_call *e = ctx;
+	size_t k = strlen(e->body + e->off);
+
+	if (k > n)
+		k = n;
+	memcpy(p, e->body + e->off, k);
+	e->off += k;
+	return k;
+}
+
+static int echo_body(const char *p, size_t n, void *ctx)
+{
+	return buf_append(&((struct echo_call *)ctx)->got, p, n);
+}
+
+/* One call through up; asserts the echo equals want. */
+static void call_echo(struct upstream *up, int port, const char *method,
+    const char *path, const char *user, const char *body, int follow,
+    const char *want)
+{
+	struct echo_call e = { body, 0, { NULL, 0, 0, 1 << 16 } };
+	struct up_call c;
+	char url[128];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	memset(&c, 0, sizeof(c));
+	c.method = method;
+	c.url = url;
+	c.user = user;
+	c.pass = user ? "pw" : NULL;
+	if (body) {
+		c.content_type = "application/json";
+		c.body_len = (long long)strlen(body);
+		c.read = echo_read;
+	}
+	c.on_body = echo_body;
+	c.ctx = &e;
+	c.follow = follow;
+	c.max_body = follow ? 4096 : 0;
+	assert_int_equal(upstream_call(up, &c), UP_OK);
+	assert_int_equal(c.status, 200);
+	assert_string_equal(buf_str(&e.got), want);
+	buf_free(&e.got);
+}
+
+/* The relay's POSTs reuse the handle's set-up; a call of another shape in
+ * between must neither inherit their options nor leave its own behind. */
+static void calls_of_other_shapes_keep_their_own_options(void **state)
+{
+	struct cfg *cf = cfg_with(UP, 0);
+	struct upstream *up;
+	int port, status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+	pid = echo_server(&port);
+	assert_non_null(up = upstream_new(cf));
+	call_echo(up, port, "POST", "/a", "alice", "{}", 0,
+	    "POST /a HTTP/1.1|auth Basic YWxpY2U6cHc=|type application/json|len 2");
+	call_echo(up, port, "POST", "/b", "bob", "{\"x\":1}", 0,
+	    "POST /b HTTP/1.1|auth Basic Ym9iOnB3|type application/json|len 7");
+	call_echo(up, port, "GET", "/c", NULL, NULL, 1,
+	    "GET /c HTTP/1.1|auth -|type -|len 0");
+	call_echo(up, port, "POST", "/d", "alice", "{}", 0,
+	    "POST /d HTTP/1.1|auth Basic YWxpY2U6cHc=|type application/json|len 2");
+	call_echo(up, port, "POST", "/e", NULL, "[]", 0,
+	    "POST /e HTTP/1.1|auth -|type application/json|len 2");
+	call_echo(up, port, "POST", "/f", "bob", "{}", 0,
+	    "POST /f HTTP/1.1|auth Basic Ym9iOnB3|type application/json|len 2");
+	upstream_free(up);
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	cfg_gone(cf);
+	curl_global_cleanup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +438,8 @@ int main(void)
 		cmocka_unit_test(garbage_returns_null),
 		cmocka_unit_test(join_makes_session_url),
 		cmocka_unit_test(join_with_https_upstream),
+		cmocka_unit_test(alternating_upstreams_keep_their_own),
+		cmocka_unit_test(calls_of_other_shapes_keep_their_own_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,20 @@ static inline void testapp_open(struct testapp *t)
 	testapp_start(t);
 }
 
+/* A second app over t's database and secret file: another process of
+ * the same installation. */
+static inline void testapp_open_twin(struct testapp *t, struct testapp *t2)
+{
+	char err[256];
+
+	testapp_init(t2);
+	assert_int_equal(cfg_set(&t2->app.cfg, "state_db", t->db_path, err,
+	    sizeof(err)), 0);
+	assert_int_equal(cfg_set(&t2->app.cfg, "secret_file", t->secret_path,
+	    err, sizeof(err)), 0);
+	testapp_start(t2);
+}
+
 /* Closes the app and removes the directory with everything in it. */
 static inline void testapp_close(struct testapp *t)
 {
