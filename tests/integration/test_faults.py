@@ -273,6 +273,21 @@ class Suite:
                   "during the fault reaches every tab after it clears",
                   f"{sum(1 for g in got if g)}/{len(tabs)}")
 
+    def pushd_poll_faults(self):
+        """The same with pushd polling (push_mode = poll): pushd is
+        restarted on the changed configuration, and back after."""
+        self.s.stop_pushd()
+        self.s.conf_extra["push_mode"] = "poll"
+        self.s.write_conf(self.f.url)
+        self.s.start_pushd()
+        try:
+            self.pushd_faults("poll")
+        finally:
+            self.s.stop_pushd()
+            self.s.conf_extra["push_mode"] = "relay"
+            self.s.write_conf(self.f.url)
+            self.s.start_pushd()
+
     # -- the state database --------------------------------------------------------
 
     def hold(self, how, seconds):
@@ -571,6 +586,7 @@ class Suite:
         self.dbdir = dbdir
         parts = [("upstream_faults", self.upstream_faults, ()),
                  ("pushd_relay_faults", self.pushd_faults, ("relay",)),
+                 ("pushd_poll_faults", self.pushd_poll_faults, ()),
                  ("db_busy", self.db_busy, ("busy",)),
                  ("db_locked", self.db_busy, ("locked",))]
         if dbdir:
