@@ -114,8 +114,11 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	a->sess_cache = NULL;
 	if (load_secret(a, err, errlen) == -1)
 		return -1;
-	if (db_open(&a->db, a->cfg.state_db, err, errlen) == -1)
-		return -1;
+	if (db_open(&a->db, a->cfg.state_db, err, errlen) == -1) {
+		if (!a->db_later)
+			return -1;
+		log_err("%s (answering 503 until it opens)", err);
+	}
 	if ((a->up = upstream_new(&a->cfg)) == NULL) {
 		snprintf(err, errlen, "cannot set up the upstream client");
 		db_close(&a->db);
@@ -124,9 +127,11 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	return 0;
 }
 
-int app_open(struct app *a, const char *path, char *err, size_t errlen)
+static int open_flags(struct app *a, const char *path, int later, char *err,
+    size_t errlen)
 {
 	memset(a, 0, sizeof(*a));
+	a->db_later = later;
 	cfg_defaults(&a->cfg);
 	if (cfg_load(&a->cfg, path ? path : app_conf_path(), err, errlen) == -1 ||
 	    app_open_cfg(a, err, errlen) == -1) {
@@ -134,6 +139,30 @@ int app_open(struct app *a, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+int app_open(struct app *a, const char *path, char *err, size_t errlen)
+{
+	return open_flags(a, path, 0, err, errlen);
+}
+
+int app_open_serving(struct app *a, char *err, size_t errlen)
+{
+	return open_flags(a, NULL, 1, err, errlen);
+}
+
+int app_db(struct app *a)
+{
+	char err[512];
+
+	if (a->db.h)
+		return 0;
+	if (db_open(&a->db, a->cfg.state_db, err, sizeof(err)) == 0) {
+		log_info("the state database is open again");
+		return 0;
+	}
+	log_err("%s", err);
+	return -1;
 }
 
 void app_close(struct app *a)

@@ -25,6 +25,7 @@ struct app {
 	 * first used, written back and freed by app_close. */
 	struct rate_cache *rate_cache;
 	struct sess_cache *sess_cache;
+	int db_later;          /* a database that will not open is retried */
 };
 
 /* Reads the configuration at path (or POSTERN_CONF, or the installed
@@ -33,6 +34,13 @@ struct app {
 int app_open(struct app *a, const char *path, char *err, size_t errlen);
 /* Same over a configuration already filled in (the tests). */
 int app_open_cfg(struct app *a, char *err, size_t errlen);
+/* As app_open for a responder: a state database that cannot be opened
+ * (read-only, locked, its disk gone) is logged and not an error; app_db
+ * opens it at a later request, so the process answers 503 meanwhile and
+ * recovers without a restart. */
+int app_open_serving(struct app *a, char *err, size_t errlen);
+/* 0 when the database is open (opening it now if it was not), else -1. */
+int app_db(struct app *a);
 void app_close(struct app *a);
 /* A stable opaque name for s under the server secret (32 hex digits),
  * purpose keeping the name spaces apart. */

@@ -32,7 +32,7 @@ static void session(struct req *r)
 
 	buf_init(&doc, 1 << 24);
 	if (sess_doc(r->app, r->sess, &doc) == -1) {
-		req_error(r, 500, "internal_error", "The session could not be read.");
+		serve_store_failed(r);
 	} else {
 		req_header(r, "Content-Type", "application/json; charset=utf-8");
 		req_write(r, doc.data, doc.len);
@@ -46,7 +46,7 @@ static void sessions(struct req *r)
 	json_object *list = sess_list(r->app, r->sess), *o;
 
 	if (list == NULL) {
-		req_error(r, 500, "internal_error", "The sessions could not be read.");
+		serve_store_failed(r);
 		return;
 	}
 	o = json_object_new_object();
@@ -61,7 +61,7 @@ static void revoke_others(struct req *r)
 	json_object *o;
 
 	if (n < 0) {
-		req_error(r, 500, "internal_error", "The sessions could not be ended.");
+		serve_store_failed(r);
 		return;
 	}
 	o = json_object_new_object();

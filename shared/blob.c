@@ -49,6 +49,8 @@ struct blob_x {
 	long long skip, left;
 	int done;                  /* the range is out: stopping is no error */
 	char content_range[96];
+	struct buf answer;         /* an upload's JSON answer, checked whole */
+	char answer_type[128];
 };
 
 struct blob_var {
@@ -230,8 +232,9 @@ static int is_json_type(const char *t)
 	    !strncmp(t, "application/problem+json", 24);
 }
 
-/* The JMAP server's answer to an upload: its JSON passes, its errors
- * become ours. */
+/* The JMAP server's answer to an upload: its JSON passes, once whole and
+ * parsed (it is small), so that a cut or garbled one is a clean 502; its
+ * errors become ours. */
 static int upload_head(const struct up_head *h, void *ctx)
 {
 	struct blob_x *x = ctx;
@@ -248,16 +251,31 @@ static int upload_head(const struct up_head *h, void *ctx)
 		x->fault = BF_BAD_UPSTREAM;
 	if (x->fault != BF_NONE)
 		return -1;
-	req_status(x->r, (int)h->status);
-	req_header(x->r, "Content-Type", h->content_type);
+	snprintf(x->answer_type, sizeof(x->answer_type), "%s", h->content_type);
 	return 0;
 }
 
-static int blob_body(const char *p, size_t n, void *ctx)
+static int upload_body(const char *p, size_t n, void *ctx)
 {
 	struct blob_x *x = ctx;
 
-	return req_write(x->r, p, n);
+	return buf_append(&x->answer, p, n);
+}
+
+/* Passes the collected answer on when it is one JSON object. */
+static void upload_answer(struct blob_x *x)
+{
+	json_object *o = js_parse(buf_str(&x->answer), x->answer.len);
+
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		x->fault = BF_BAD_UPSTREAM;
+		blob_finish(x, UP_OK);
+	} else {
+		req_status(x->r, (int)x->upstream_status);
+		req_header(x->r, "Content-Type", x->answer_type);
+		req_write(x->r, x->answer.data, x->answer.len);
+	}
+	json_object_put(o);
 }
 
 /* The type the blob is stored under: the browser's when it is sane. */
@@ -282,11 +300,16 @@ static void upload_call(struct req *r, struct blob_x *x, const char *url)
 	c.body_len = r->content_length;
 	c.read = upload_read;
 	c.on_head = upload_head;
-	c.on_body = blob_body;
+	c.on_body = upload_body;
 	c.ctx = x;
 	c.max_body = BLOB_ANSWER_MAX;
+	buf_init(&x->answer, BLOB_ANSWER_MAX);
 	res = upstream_call(r->app->up, &c);
-	blob_finish(x, res);
+	if (res == UP_OK && x->fault == BF_NONE)
+		upload_answer(x);
+	else
+		blob_finish(x, res);
+	buf_free(&x->answer);
 }
 
 void blob_upload(struct req *r)

@@ -110,7 +110,7 @@ static int admit(struct req *r, struct login *l)
 		rc = rate_hit(r->app, l->keys[i], limits[i], c->login_window,
 		    r->now, &retry);
 		if (rc == -1) {
-			req_error(r, 500, "internal_error", "The rate store failed.");
+			serve_store_failed(r);
 			return -1;
 		}
 		if (rc == 1) {
@@ -196,7 +196,7 @@ static void start_session(struct req *r, const struct login *l,
 	for (int i = 0; i < 4; i++)
 		free(urls[i]);
 	if (rc == -1) {
-		req_error(r, 500, "internal_error", "The session could not be saved.");
+		serve_store_failed(r);
 		return;
 	}
 	set_cookie(r, cookie, l->remember);

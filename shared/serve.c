@@ -76,7 +76,7 @@ static int load_session(struct req *r)
 	if (rc == 0)
 		return 0;
 	if (rc == -1) {
-		req_error(r, 500, "internal_error", "The session store failed.");
+		serve_store_failed(r);
 		return -1;
 	}
 	serve_clear_cookie(r);
@@ -99,7 +99,7 @@ static int within_budget(struct req *r)
 	if (rc == 1)
 		req_rate_limited(r, retry);
 	else
-		req_error(r, 500, "internal_error", "The rate store failed.");
+		serve_store_failed(r);
 	return 0;
 }
 
@@ -121,6 +121,10 @@ void serve_dispatch(struct req *r, const struct route *routes)
 			req_error(r, 404, "not_found", "No such API endpoint.");
 		return;
 	}
+	if (app_db(r->app) == -1) {
+		serve_store_failed(r);
+		return;
+	}
 	csrf = req_param(r, SERVE_CSRF_PARAM);
 	if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") &&
 	    (csrf == NULL || *csrf == '\0')) {
@@ -135,6 +139,13 @@ void serve_dispatch(struct req *r, const struct route *routes)
 	rt->handler(r);
 	if (!r->head_sent)
 		req_end(r);
+}
+
+void serve_store_failed(struct req *r)
+{
+	req_header(r, "Retry-After", "5");
+	req_error(r, 503, "service_unavailable", "postern's database is busy "
+	    "or unavailable. Please try again in a moment.");
 }
 
 void serve_clear_cookie(struct req *r)
@@ -306,7 +317,7 @@ int serve_main(int argc, char **argv, const char *prog,
 		return 1;
 	}
 	cgi = fd == 0 && FCGX_IsCGI();
-	if (app_open(&a, NULL, err, sizeof(err)) == -1) {
+	if (app_open_serving(&a, err, sizeof(err)) == -1) {
 		log_err("%s", err);
 		if (cgi)
 			cgi_startup_failed();

@@ -32,5 +32,8 @@ int serve_main(int argc, char **argv, const char *prog,
 void serve_dispatch(struct req *r, const struct route *routes);
 /* The Set-Cookie value that ends the session cookie. */
 void serve_clear_cookie(struct req *r);
+/* 503 service_unavailable with Retry-After: the state database is busy,
+ * locked, read-only or full. A fault that clears, so the app retries. */
+void serve_store_failed(struct req *r);
 
 #endif
