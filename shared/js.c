@@ -1,5 +1,6 @@
 #include "js.h"
 
+#include <math.h>
 #include <string.h>
 
 json_object *js_parse(const char *p, size_t n)
@@ -67,6 +68,34 @@ static int only_space(const char *p, size_t n)
 	return 1;
 }
 
+/* json-c takes NaN and Infinity even when strict, and reads 1e999 as an
+ * infinity: none is a JSON number, so no such value passes the check. */
+static int all_finite(json_object *o)
+{
+	struct json_object_iterator it, end;
+	size_t i, n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (!all_finite(json_object_array_get_idx(o, i)))
+				return 0;
+		return 1;
+	case json_type_object:
+		end = json_object_iter_end(o);
+		for (it = json_object_iter_begin(o); !json_object_iter_equal(&it, &end);
+		    json_object_iter_next(&it))
+			if (!all_finite(json_object_iter_peek_value(&it)))
+				return 0;
+		return 1;
+	default:
+		return 1;
+	}
+}
+
 int js_check_feed(struct js_check *c, const char *p, size_t n)
 {
 	size_t used;
@@ -83,7 +112,8 @@ int js_check_feed(struct js_check *c, const char *p, size_t n)
 	c->root = json_tokener_parse_ex(c->tok, p, (int)n);
 	if (c->root != NULL) {
 		used = (size_t)json_tokener_get_parse_end(c->tok);
-		c->state = only_space(p + used, n - used) ? 1 : -1;
+		c->state = only_space(p + used, n - used) &&
+		    all_finite(c->root) ? 1 : -1;
 		return c->state == 1 ? 0 : -1;
 	}
 	if (json_tokener_get_error(c->tok) != json_tokener_continue)

@@ -124,6 +124,9 @@ static void rejects_broken_and_lax_json(void **state)
 		"{a:1}", "{\"a\":'x'}", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":01}",
 		"{\"a\":1}}", "{/* c */}", "x{}", "{\"a\":.5}", "{\"a\":+1}",
 		"{\"a\":[1,]}", "{\"a\":\"\\x41\"}", "\xef\xbb\xbf{}",
+		/* Found by fuzzing: json-c takes these even when strict. */
+		"{\"f\":NaN}", "{\"a\":[Infinity]}", "{\"a\":{\"b\":-Infinity}}",
+		"{\"a\":1e999}",
 	};
 	size_t i;
 
