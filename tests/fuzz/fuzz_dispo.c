@@ -2,8 +2,8 @@
  * mail server gives and the filename a sender chose.
  *
  * The input's first line is a type, the rest a filename. A cleaned type
- * is lower-case, bounded, and cleaning it again changes nothing; a
- * cleaned name is non-empty valid UTF-8 within DISPO_NAME_MAX bytes with
+ * is bounded with its media type lower-cased, and cleaning it again
+ * changes nothing; a cleaned name is non-empty valid UTF-8 within DISPO_NAME_MAX bytes with
  * no control character, quote, slash or backslash, and cleaning it again
  * changes nothing; the header built from it holds no CR, LF or NUL. */
 #include <stdint.h>
@@ -54,8 +54,10 @@ static void type(const char *t)
 	n = strnlen(a, sizeof(a));
 	if (n == 0 || n >= sizeof(a))
 		abort();
+	/* The media type is lower-cased; a charset keeps its case. */
 	for (i = 0; i < n; i++)
-		if ((a[i] >= 'A' && a[i] <= 'Z') || a[i] < 0x20)
+		if ((i < strcspn(a, ";") && a[i] >= 'A' && a[i] <= 'Z') ||
+		    a[i] < 0x20)
 			abort();
 	dispo_type(a, b);
 	if (strcmp(a, b))
