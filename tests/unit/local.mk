@@ -97,4 +97,4 @@ noinst_PROGRAMS = $(FUZZ_TARGETS)
 else
 UNIT_TESTS += $(FUZZ_TARGETS)
 endif
-EXTRA_DIST += tests/fuzz/README.md
+EXTRA_DIST += tests/fuzz/README.md scripts/valgrind scripts/valgrind.supp
