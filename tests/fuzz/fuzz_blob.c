@@ -52,7 +52,7 @@ static void segments(const char *path)
 	    strnlen(blob, sizeof(blob)) >= sizeof(blob) ||
 	    strnlen(name, sizeof(name)) >= sizeof(name))
 		abort();
-	if (valid_id(account) && strpbrk(account, " \r\n\"\x7f"))
+	if (valid_id(account) && strpbrk(account, " \r\n\x7f"))
 		abort();
 }
 
