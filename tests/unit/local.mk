@@ -40,7 +40,7 @@ tests_unit_test_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 FUZZ_TARGETS = tests/fuzz/fuzz_fcgirec tests/fuzz/fuzz_sse tests/fuzz/fuzz_cfg \
 	tests/fuzz/fuzz_pct tests/fuzz/fuzz_js tests/fuzz/fuzz_addr \
 	tests/fuzz/fuzz_dispo tests/fuzz/fuzz_req tests/fuzz/fuzz_push \
-	tests/fuzz/fuzz_url tests/fuzz/fuzz_blob
+	tests/fuzz/fuzz_url tests/fuzz/fuzz_blob tests/fuzz/fuzz_events
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 FUZZ_LDFLAGS_ALL = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 FUZZ_CPPFLAGS_PUSHD = $(AM_CPPFLAGS) -I$(srcdir)/pushd
@@ -92,6 +92,11 @@ tests_fuzz_fuzz_blob_SOURCES = tests/fuzz/fuzz_blob.c tests/fuzz/replay.h tests/
 tests_fuzz_fuzz_blob_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_blob_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
 tests_fuzz_fuzz_blob_LDADD = $(LDADD)
+tests_fuzz_fuzz_events_SOURCES = tests/fuzz/fuzz_events.c tests/fuzz/replay.h
+tests_fuzz_fuzz_events_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
+tests_fuzz_fuzz_events_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_events_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_events_LDADD = $(FUZZ_LIBS_PUSHD)
 if FUZZING
 noinst_PROGRAMS = $(FUZZ_TARGETS)
 else
