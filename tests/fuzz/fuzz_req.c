@@ -32,7 +32,23 @@ static const char *const names[] = {
 struct ctx {
 	struct lines l;
 	struct buf out;
+	char cookie[SESS_COOKIE_LEN + 256];
 };
+
+/* A signed-in session, made once: a Cookie line starting with '@' sends
+ * it, followed by the rest of the line, so that the fuzzer reaches the
+ * handlers behind the session check too. */
+static char session[SESS_COOKIE_LEN + 1];
+
+static void make_session(struct app *a)
+{
+	struct sess_new n = { "alice", "secret", 0, "{}",
+	    "http://127.0.0.1:9/api", "http://127.0.0.1:9/d", "http://127.0.0.1:9/u",
+	    "http://127.0.0.1:9/e", "fuzz", "127.0.0.1" };
+
+	if (session[0] == '\0' && sess_create(a, &n, time(NULL), session) != 0)
+		abort();
+}
 
 static const char *param(void *p, const char *name)
 {
@@ -41,7 +57,15 @@ static const char *param(void *p, const char *name)
 
 	for (i = 0; i < NVARS; i++)
 		if (!strcmp(name, names[i]))
-			return x->l.f[i][0] ? x->l.f[i] : NULL;
+			break;
+	if (i == NVARS || x->l.f[i][0] == '\0')
+		return NULL;
+	if (!strcmp(name, "HTTP_COOKIE") && x->l.f[i][0] == '@') {
+		snprintf(x->cookie, sizeof(x->cookie), "%s=%s%.200s", SESS_COOKIE,
+		    session, x->l.f[i] + 1);
+		return x->cookie;
+	}
+	return x->l.f[i];
 	return NULL;
 }
 
@@ -124,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct req r;
 
 	fuzzapp_open(&app);
+	make_session(&app);
 	if (size == 0 || lines_split(&x.l, data, size, NVARS) == -1)
 		return 0;
 	buf_init(&x.out, 1 << 20);
