@@ -52,6 +52,8 @@ int js_check_init(struct js_check *c)
 {
 	c->root = NULL;
 	c->state = 0;
+	c->in_str = c->esc = 0;
+	c->last = '\0';
 	c->tok = json_tokener_new_ex(JS_MAX_DEPTH);
 	if (c->tok == NULL)
 		return -1;
@@ -96,6 +98,31 @@ static int all_finite(json_object *o)
 	}
 }
 
+/* Follows strings across pieces, so that the next piece knows whether it
+ * starts inside one. */
+static void track(struct js_check *c, const char *p, size_t n)
+{
+	for (; n; p++, n--) {
+		if (c->esc)
+			c->esc = 0;
+		else if (c->in_str && *p == '\\')
+			c->esc = 1;
+		else if (*p == '"')
+			c->in_str = !c->in_str;
+	}
+	c->last = p[-1];
+}
+
+/* json-c 0.16 forgets, when a number goes on in a new piece, that a minus
+ * may only start it or follow its exponent: "1" then "-2" passes as a
+ * number. Outside a string, a minus right after a digit, point, sign is
+ * never JSON, so such a piece is refused here. */
+static int bad_resume(const struct js_check *c, const char *p)
+{
+	return !c->in_str && *p == '-' && c->last != '\0' &&
+	    strchr("0123456789.+-", c->last) != NULL;
+}
+
 int js_check_feed(struct js_check *c, const char *p, size_t n)
 {
 	size_t used;
@@ -107,8 +134,9 @@ int js_check_feed(struct js_check *c, const char *p, size_t n)
 	}
 	if (c->state == -1 || n == 0)
 		return c->state;
-	if (n > 0x7fffffff)
+	if (n > 0x7fffffff || bad_resume(c, p))
 		return c->state = -1;
+	track(c, p, n);
 	c->root = json_tokener_parse_ex(c->tok, p, (int)n);
 	if (c->root != NULL) {
 		used = (size_t)json_tokener_get_parse_end(c->tok);

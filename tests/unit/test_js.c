@@ -222,6 +222,33 @@ static void check_in_chunks(void **state)
 
 /* Once the object is complete, more white space (or nothing) still
  * answers 0, as js.h promises. */
+/* 1 when head then tail, as two pieces, make an accepted object. */
+static int two_pieces(const char *head, const char *tail)
+{
+	struct js_check c;
+	int rc;
+
+	assert_int_equal(js_check_init(&c), 0);
+	rc = js_check_feed(&c, head, strlen(head)) == 0 &&
+	    js_check_feed(&c, tail, strlen(tail)) == 0 && js_check_end(&c) == 0;
+	js_check_free(&c);
+	return rc;
+}
+
+/* Found by fuzzing: json-c took "1" then "-2}" as a number. */
+static void minus_inside_a_number_across_pieces(void **state)
+{
+	assert_false(two_pieces("{\"a\":1", "-2}"));
+	assert_false(two_pieces("{\"a\":-", "-2}"));
+	assert_false(two_pieces("{\"a\":1.5", "-}"));
+	assert_false(two_pieces("{\"a\":1e+5", "-}"));
+	assert_true(two_pieces("{\"a\":1e", "-2}"));
+	assert_true(two_pieces("{\"a\":[1,", "-2]}"));
+	assert_true(two_pieces("{\"s\":\"1", "-2\"}"));
+	assert_true(two_pieces("{\"s\":\"\\\"1", "-2\"}"));
+	assert_false(two_pieces("{\"s\":\"\\\\\"1", "-2}"));
+}
+
 static void feed_after_complete_returns_0(void **state)
 {
 	struct js_check c;
@@ -307,6 +334,7 @@ int main(void)
 		cmocka_unit_test(only_whole_length_is_read),
 		cmocka_unit_test(check_after_error_stays_bad),
 		cmocka_unit_test(check_in_chunks),
+		cmocka_unit_test(minus_inside_a_number_across_pieces),
 		cmocka_unit_test(feed_after_complete_returns_0),
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
