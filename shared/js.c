@@ -54,11 +54,13 @@ int js_check_init(struct js_check *c)
 	c->state = 0;
 	c->in_str = c->esc = 0;
 	c->last = '\0';
+	c->u_need = 0;
 	c->tok = json_tokener_new_ex(JS_MAX_DEPTH);
 	if (c->tok == NULL)
 		return -1;
-	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
+	/* Not JSON_TOKENER_VALIDATE_UTF8: json-c 0.16 refuses a character
+	 * split between two pieces, so track() checks UTF-8 instead. */
+	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT);
 	return 0;
 }
 
@@ -98,11 +100,48 @@ static int all_finite(json_object *o)
 	}
 }
 
-/* Follows strings across pieces, so that the next piece knows whether it
- * starts inside one. */
-static void track(struct js_check *c, const char *p, size_t n)
+/* One byte of UTF-8 (RFC 3629: no overlong form, no surrogate, nothing
+ * past U+10FFFF), whatever piece it comes in: 0 or -1. */
+static int utf8_byte(struct js_check *c, unsigned char b)
+{
+	if (c->u_need) {
+		if (b < c->u_lo || b > c->u_hi)
+			return -1;
+		c->u_need--;
+		c->u_lo = 0x80;
+		c->u_hi = 0xbf;
+		return 0;
+	}
+	if (b < 0x80)
+		return 0;
+	c->u_lo = 0x80;
+	c->u_hi = 0xbf;
+	if (b >= 0xc2 && b <= 0xdf)
+		c->u_need = 1;
+	else if (b >= 0xe0 && b <= 0xef) {
+		c->u_need = 2;
+		if (b == 0xe0)
+			c->u_lo = 0xa0;
+		else if (b == 0xed)
+			c->u_hi = 0x9f;
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		c->u_need = 3;
+		if (b == 0xf0)
+			c->u_lo = 0x90;
+		else if (b == 0xf4)
+			c->u_hi = 0x8f;
+	} else
+		return -1;
+	return 0;
+}
+
+/* Follows strings and UTF-8 across pieces, so that the next piece knows
+ * whether it starts inside one: 0, or -1 for bytes that are not UTF-8. */
+static int track(struct js_check *c, const char *p, size_t n)
 {
 	for (; n; p++, n--) {
+		if (utf8_byte(c, (unsigned char)*p) == -1)
+			return -1;
 		if (c->esc)
 			c->esc = 0;
 		else if (c->in_str && *p == '\\')
@@ -111,6 +150,7 @@ static void track(struct js_check *c, const char *p, size_t n)
 			c->in_str = !c->in_str;
 	}
 	c->last = p[-1];
+	return 0;
 }
 
 /* json-c 0.16 forgets, when a number goes on in a new piece, that a minus
@@ -134,9 +174,8 @@ int js_check_feed(struct js_check *c, const char *p, size_t n)
 	}
 	if (c->state == -1 || n == 0)
 		return c->state;
-	if (n > 0x7fffffff || bad_resume(c, p))
+	if (n > 0x7fffffff || bad_resume(c, p) || track(c, p, n) == -1)
 		return c->state = -1;
-	track(c, p, n);
 	c->root = json_tokener_parse_ex(c->tok, p, (int)n);
 	if (c->root != NULL) {
 		used = (size_t)json_tokener_get_parse_end(c->tok);

@@ -249,6 +249,31 @@ static void minus_inside_a_number_across_pieces(void **state)
 	assert_false(two_pieces("{\"s\":\"\\\\\"1", "-2}"));
 }
 
+/* Found by fuzzing: json-c's UTF-8 check refused a character split
+ * between two pieces, so a request with an accent failed or passed by
+ * where the network cut it. */
+static void utf8_across_pieces(void **state)
+{
+	assert_true(accepted("{\"a\":\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}"));
+	assert_true(two_pieces("{\"a\":\"\xc3", "\xa9\"}"));
+	assert_true(two_pieces("{\"a\":\"\xf0\x9f", "\x98\x80\"}"));
+}
+
+static void rejects_bad_utf8(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":\"\xff\"}", "{\"a\":\"\xc0\xaf\"}",
+		"{\"a\":\"\xe0\x80\xaf\"}", "{\"a\":\"\xed\xa0\x80\"}",
+		"{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xc3\"}",
+		"{\"a\":\"\x80\"}", "{\"a\":\"\xe2\x82\"}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (accepted(bad[i]))
+			fail_msg("bad UTF-8 %zu was accepted", i);
+}
+
 static void feed_after_complete_returns_0(void **state)
 {
 	struct js_check c;
@@ -335,6 +360,8 @@ int main(void)
 		cmocka_unit_test(check_after_error_stays_bad),
 		cmocka_unit_test(check_in_chunks),
 		cmocka_unit_test(minus_inside_a_number_across_pieces),
+		cmocka_unit_test(utf8_across_pieces),
+		cmocka_unit_test(rejects_bad_utf8),
 		cmocka_unit_test(feed_after_complete_returns_0),
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
