@@ -42,6 +42,10 @@ static void image_url(const char *in, const char *base)
 	if (u.host[0] == '\0' || u.port < 1 || u.port > 65535 ||
 	    strchr(u.host, '@') || strchr(u.url, '#'))
 		abort();
+	/* A host that is neither a name nor a literal is refused before any
+	 * fetch (image_resolve), however libcurl reads it. */
+	if (addr_parse_host(u.host, &a) == -1)
+		return;
 	/* libcurl reads the URL it wrote to the same place, though not always
 	 * in the same words: "1059%34334" comes back as "10594334", then as
 	 * "0.161.168.30". */
