@@ -123,7 +123,7 @@ static long long v4_part(const char *s, const char *end)
 	if (s == end)
 		return -1;
 	if (*s == '0' && end - s >= 2 && (s[1] == 'x' || s[1] == 'X'))
-		base = 16, s += 2;      /* "0x" alone is 0, as inet_aton has it */
+		base = 16, s += 2;      /* "0x" alone is 0, as browsers have it */
 	else if (*s == '0' && end - s >= 2)
 		base = 8, s++;
 	for (; s < end; s++) {

@@ -313,16 +313,12 @@ static int load_line(struct cfg *c, char *line, char *err, size_t errlen)
 	return cfg_set(c, key, trim(eq + 1), err, errlen);
 }
 
-int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
+int cfg_load_file(struct cfg *c, FILE *f, const char *name, char *err,
+    size_t errlen)
 {
 	char line[4096], what[256];
-	FILE *f;
 	int lineno = 0, rc = 0;
 
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		lineno++;
 		if (strchr(line, '\n') == NULL && !feof(f)) {
@@ -335,11 +331,24 @@ int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
 		snprintf(what, sizeof(what), "read error");
 		rc = -1;
 	}
-	fclose(f);
 	if (rc == 0)
 		return cfg_check(c, err, errlen);
-	snprintf(err, errlen, "%s:%d: %s", path, lineno, what);
+	snprintf(err, errlen, "%s:%d: %s", name, lineno, what);
 	return -1;
+}
+
+int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f;
+	int rc;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = cfg_load_file(c, f, path, err, errlen);
+	fclose(f);
+	return rc;
 }
 
 int cfg_check(const struct cfg *c, char *err, size_t errlen)

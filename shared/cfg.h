@@ -6,6 +6,7 @@
 #define POSTERN_CFG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define CFG_MAX_PROXIES 16
 
@@ -57,6 +58,10 @@ void cfg_defaults(struct cfg *c);
 /* Reads path over the defaults. Returns 0, or -1 with a "file:line: what"
  * message in err. */
 int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen);
+/* The same over an open stream, named name in messages (the fuzz target
+ * feeds it from memory). */
+int cfg_load_file(struct cfg *c, FILE *f, const char *name, char *err,
+    size_t errlen);
 /* Parses one "key = value" assignment (used by cfg_load and the tests). */
 int cfg_set(struct cfg *c, const char *key, const char *value,
     char *err, size_t errlen);

@@ -149,7 +149,27 @@ class Stack:
             "POSTERN_RUN": os.path.join(self.root, "run"),
             "POSTERN_LOG": self.error_log,
         })
+        env.update(self.wrapped_responders())
         return env
+
+    # POSTERN_WRAP runs every responder lighttpd starts under a tool (e.g.
+    # valgrind, see scripts/valgrind): scripts of the same names that exec
+    # the tool with the real binary, in a folder of this stack.
+    def wrapped_responders(self):
+        wrap = os.environ.get("POSTERN_WRAP")
+        if not wrap:
+            return {}
+        folder = os.path.join(self.root, "wrap")
+        os.makedirs(folder, exist_ok=True)
+        for sub, names in (("fcgi", ("postern-auth", "postern-jmap", "postern-blob")),
+                           ("cgi-bin", ("postern-auth.cgi", "postern-jmap.cgi",
+                                        "postern-blob.cgi"))):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, "w") as f:
+                    f.write(f'#!/bin/sh\nexec {wrap} "{os.path.join(BUILDDIR, sub, name)}" "$@"\n')
+                os.chmod(path, 0o755)
+        return {"POSTERN_LIBEXEC": folder, "POSTERN_CGI": folder}
 
     def start_lighttpd(self):
         os.makedirs(os.path.join(self.root, "run"), exist_ok=True)

@@ -31,21 +31,78 @@ tests_unit_test_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_ev
 tests_unit_test_ev_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_ev_LDADD = pushd/libpushd.a $(UNIT_LIBS)
-# The fuzz target for pushd's FastCGI codec replays its corpus (see the
-# file for running it under libFuzzer).
-UNIT_TESTS += tests/fuzz/fuzz_fcgirec
-tests_fuzz_fuzz_fcgirec_SOURCES = tests/fuzz/fuzz_fcgirec.c tests/fuzz/replay.h
-tests_fuzz_fuzz_fcgirec_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
-tests_fuzz_fuzz_fcgirec_LDADD = pushd/libpushd.a $(UNIT_LIBS)
-EXTRA_DIST += tests/fuzz/corpus
 UNIT_TESTS += tests/unit/test_sse
 tests_unit_test_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
-# The fuzz target for pushd's event-stream reader replays its corpus.
-UNIT_TESTS += tests/fuzz/fuzz_sse
+# Fuzz targets (tests/fuzz/README.md): each replays its corpus as a TAP
+# test in make check; with --enable-fuzzing they are libFuzzer programs,
+# built by make and not run.
+FUZZ_TARGETS = tests/fuzz/fuzz_fcgirec tests/fuzz/fuzz_sse tests/fuzz/fuzz_cfg \
+	tests/fuzz/fuzz_pct tests/fuzz/fuzz_js tests/fuzz/fuzz_addr \
+	tests/fuzz/fuzz_dispo tests/fuzz/fuzz_req tests/fuzz/fuzz_push \
+	tests/fuzz/fuzz_url tests/fuzz/fuzz_blob tests/fuzz/fuzz_events
+FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+FUZZ_LDFLAGS_ALL = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+FUZZ_CPPFLAGS_PUSHD = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+FUZZ_LIBS_PUSHD = pushd/libpushd.a $(LDADD)
+tests_fuzz_fuzz_fcgirec_SOURCES = tests/fuzz/fuzz_fcgirec.c tests/fuzz/replay.h
+tests_fuzz_fuzz_fcgirec_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
+tests_fuzz_fuzz_fcgirec_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_fcgirec_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_fcgirec_LDADD = $(FUZZ_LIBS_PUSHD)
 tests_fuzz_fuzz_sse_SOURCES = tests/fuzz/fuzz_sse.c tests/fuzz/replay.h
-tests_fuzz_fuzz_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
-tests_fuzz_fuzz_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+tests_fuzz_fuzz_sse_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
+tests_fuzz_fuzz_sse_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_sse_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_sse_LDADD = $(FUZZ_LIBS_PUSHD)
+tests_fuzz_fuzz_cfg_SOURCES = tests/fuzz/fuzz_cfg.c tests/fuzz/replay.h tests/fuzz/lines.h
+tests_fuzz_fuzz_cfg_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_cfg_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_cfg_LDADD = $(LDADD)
+tests_fuzz_fuzz_pct_SOURCES = tests/fuzz/fuzz_pct.c tests/fuzz/replay.h
+tests_fuzz_fuzz_pct_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_pct_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_pct_LDADD = $(LDADD)
+tests_fuzz_fuzz_js_SOURCES = tests/fuzz/fuzz_js.c tests/fuzz/replay.h
+tests_fuzz_fuzz_js_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_js_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_js_LDADD = $(LDADD)
+tests_fuzz_fuzz_addr_SOURCES = tests/fuzz/fuzz_addr.c tests/fuzz/replay.h
+tests_fuzz_fuzz_addr_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_addr_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_addr_LDADD = $(LDADD)
+tests_fuzz_fuzz_dispo_SOURCES = tests/fuzz/fuzz_dispo.c tests/fuzz/replay.h
+tests_fuzz_fuzz_dispo_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_dispo_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_dispo_LDADD = $(LDADD)
+tests_fuzz_fuzz_req_SOURCES = tests/fuzz/fuzz_req.c tests/fuzz/replay.h tests/fuzz/lines.h tests/fuzz/fuzzapp.h
+tests_fuzz_fuzz_req_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_req_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_req_LDADD = $(LDADD)
+tests_fuzz_fuzz_push_SOURCES = tests/fuzz/fuzz_push.c tests/fuzz/replay.h tests/fuzz/fuzzapp.h
+tests_fuzz_fuzz_push_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
+tests_fuzz_fuzz_push_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_push_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_push_LDADD = $(FUZZ_LIBS_PUSHD)
+tests_fuzz_fuzz_url_SOURCES = tests/fuzz/fuzz_url.c tests/fuzz/replay.h tests/fuzz/lines.h
+tests_fuzz_fuzz_url_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_url_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_url_LDADD = $(LDADD)
+tests_fuzz_fuzz_blob_SOURCES = tests/fuzz/fuzz_blob.c tests/fuzz/replay.h tests/fuzz/lines.h
+tests_fuzz_fuzz_blob_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_blob_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_blob_LDADD = $(LDADD)
+tests_fuzz_fuzz_events_SOURCES = tests/fuzz/fuzz_events.c tests/fuzz/replay.h
+tests_fuzz_fuzz_events_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
+tests_fuzz_fuzz_events_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_events_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_events_LDADD = $(FUZZ_LIBS_PUSHD)
+if FUZZING
+noinst_PROGRAMS = $(FUZZ_TARGETS)
+else
+UNIT_TESTS += $(FUZZ_TARGETS)
+endif
+EXTRA_DIST += tests/fuzz/README.md scripts/valgrind scripts/valgrind.supp
 # The app's settings (issue 5): check and storage per account.
 UNIT_TESTS += tests/unit/test_settings
 tests_unit_test_settings_SOURCES = tests/unit/test_settings.c tests/unit/testapp.h

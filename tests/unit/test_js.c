@@ -124,6 +124,9 @@ static void rejects_broken_and_lax_json(void **state)
 		"{a:1}", "{\"a\":'x'}", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":01}",
 		"{\"a\":1}}", "{/* c */}", "x{}", "{\"a\":.5}", "{\"a\":+1}",
 		"{\"a\":[1,]}", "{\"a\":\"\\x41\"}", "\xef\xbb\xbf{}",
+		/* Found by fuzzing: json-c takes these even when strict. */
+		"{\"f\":NaN}", "{\"a\":[Infinity]}", "{\"a\":{\"b\":-Infinity}}",
+		"{\"a\":1e999}",
 	};
 	size_t i;
 
@@ -219,6 +222,58 @@ static void check_in_chunks(void **state)
 
 /* Once the object is complete, more white space (or nothing) still
  * answers 0, as js.h promises. */
+/* 1 when head then tail, as two pieces, make an accepted object. */
+static int two_pieces(const char *head, const char *tail)
+{
+	struct js_check c;
+	int rc;
+
+	assert_int_equal(js_check_init(&c), 0);
+	rc = js_check_feed(&c, head, strlen(head)) == 0 &&
+	    js_check_feed(&c, tail, strlen(tail)) == 0 && js_check_end(&c) == 0;
+	js_check_free(&c);
+	return rc;
+}
+
+/* Found by fuzzing: json-c took "1" then "-2}" as a number. */
+static void minus_inside_a_number_across_pieces(void **state)
+{
+	assert_false(two_pieces("{\"a\":1", "-2}"));
+	assert_false(two_pieces("{\"a\":-", "-2}"));
+	assert_false(two_pieces("{\"a\":1.5", "-}"));
+	assert_false(two_pieces("{\"a\":1e+5", "-}"));
+	assert_true(two_pieces("{\"a\":1e", "-2}"));
+	assert_true(two_pieces("{\"a\":[1,", "-2]}"));
+	assert_true(two_pieces("{\"s\":\"1", "-2\"}"));
+	assert_true(two_pieces("{\"s\":\"\\\"1", "-2\"}"));
+	assert_false(two_pieces("{\"s\":\"\\\\\"1", "-2}"));
+}
+
+/* Found by fuzzing: json-c's UTF-8 check refused a character split
+ * between two pieces, so a request with an accent failed or passed by
+ * where the network cut it. */
+static void utf8_across_pieces(void **state)
+{
+	assert_true(accepted("{\"a\":\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}"));
+	assert_true(two_pieces("{\"a\":\"\xc3", "\xa9\"}"));
+	assert_true(two_pieces("{\"a\":\"\xf0\x9f", "\x98\x80\"}"));
+}
+
+static void rejects_bad_utf8(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":\"\xff\"}", "{\"a\":\"\xc0\xaf\"}",
+		"{\"a\":\"\xe0\x80\xaf\"}", "{\"a\":\"\xed\xa0\x80\"}",
+		"{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xc3\"}",
+		"{\"a\":\"\x80\"}", "{\"a\":\"\xe2\x82\"}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (accepted(bad[i]))
+			fail_msg("bad UTF-8 %zu was accepted", i);
+}
+
 static void feed_after_complete_returns_0(void **state)
 {
 	struct js_check c;
@@ -304,6 +359,9 @@ int main(void)
 		cmocka_unit_test(only_whole_length_is_read),
 		cmocka_unit_test(check_after_error_stays_bad),
 		cmocka_unit_test(check_in_chunks),
+		cmocka_unit_test(minus_inside_a_number_across_pieces),
+		cmocka_unit_test(utf8_across_pieces),
+		cmocka_unit_test(rejects_bad_utf8),
 		cmocka_unit_test(feed_after_complete_returns_0),
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
