@@ -177,10 +177,13 @@ class Suite:
     # -- the upstream's faults -------------------------------------------------
 
     def upstream_faults(self):
-        pids = responder_pids(self.s.lighttpd.pid)
         c = self.signed_in()
         r = self.upload(c)
         blob = r.json()["blobId"] if r.status in (200, 201) else "none"
+        self.echo(c)
+        # Taken once each responder has answered: lighttpd may start them
+        # after it listens.
+        pids = responder_pids(self.s.lighttpd.pid)
         for mode in UPSTREAM_MODES:
             self.sign_in_fault(mode)
             self.relay_fault(c, mode)
