@@ -270,21 +270,15 @@ def phase(name, stack, n, daemon_pid, cookie, open_marker, trigger, event_marker
         sel.close()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--streams", default="1000,5000,10000,15000",
-                    help="comma-separated N values")
-    ap.add_argument("--floor-hello", action="store_true",
-                    help="the floor sends pushd's first body bytes with its headers")
-    ap.add_argument("--floor-only", action="store_true")
-    ap.add_argument("--builddir", default=os.path.join(TOP, "build", "bench"))
-    args = ap.parse_args()
-    ns = [int(x) for x in args.streams.split(",")]
+def measure(ns, builddir, floor_hello=False, floor_only=False):
+    """Runs the floor and pushd at each N; returns [(floor, pushd)] (pushd
+    None with floor_only). Raises ValueError when N exceeds what one
+    process may hold here."""
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if max(ns) + WARM + 256 > hard:
-        sys.exit(f"N up to {hard - WARM - 256} here (RLIMIT_NOFILE {hard})")
-    os.environ["POSTERN_BUILDDIR"] = os.path.abspath(args.builddir)
+        raise ValueError(f"N up to {hard - WARM - 256} here (RLIMIT_NOFILE {hard})")
+    os.environ["POSTERN_BUILDDIR"] = os.path.abspath(builddir)
     os.environ.setdefault("POSTERN_SRCDIR", TOP)
     sys.path.insert(0, os.path.join(TOP, "tests", "harness"))
     from client import Client
@@ -315,7 +309,7 @@ def main():
                   f"({tcp_unrecl:.0f} B SUnreclaim)", flush=True)
             # (a) the floor on pushd's socket path, behind the same lighttpd.
             env = dict(os.environ)
-            if args.floor_hello:
+            if floor_hello:
                 env["SSEFLOOR_HELLO"] = "1"
             floor = subprocess.Popen([floor_bin, stack.pushd_socket], env=env,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
@@ -329,13 +323,14 @@ def main():
                 floor.send_signal(signal.SIGUSR1)
                 return t
             rf = phase("floor", stack, n, floor.pid, cookie,
-                       b"retry:" if args.floor_hello else b"\r\n\r\n", kick, b"data: x")
+                       b"retry:" if floor_hello else b"\r\n\r\n", kick, b"data: x")
             kill_lighttpd(stack)
             floor.terminate()
             floor.wait(10)
             floor = None
-            if args.floor_only:
+            if floor_only:
                 rf.update(tcp=tcp, kserver=rf["slab"] - tcp / 2, ev_kserver=rf["ev_slab"] - tcp / 2)
+                results.append((rf, None))
                 continue
             # (b) pushd, fresh.
             stack.start_pushd()
@@ -362,6 +357,26 @@ def main():
             floor.wait()
         kill_lighttpd(stack)
         stack.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--streams", default="1000,5000,10000,15000",
+                    help="comma-separated N values")
+    ap.add_argument("--floor-hello", action="store_true",
+                    help="the floor sends pushd's first body bytes with its headers")
+    ap.add_argument("--floor-only", action="store_true")
+    ap.add_argument("--builddir", default=os.path.join(TOP, "build", "bench"))
+    args = ap.parse_args()
+    try:
+        results = measure([int(x) for x in args.streams.split(",")], args.builddir,
+                          args.floor_hello, args.floor_only)
+    except ValueError as e:
+        sys.exit(str(e))
+    if args.floor_only:
+        return
     report(results, "")
     print("\nThe same, measured 2 s after the one event reached every stream "
           "(lighttpd has then passed a body on every stream of both):")
