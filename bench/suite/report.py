@@ -43,6 +43,10 @@ def ms(us):
     return f"{us / 1000:.2f}" if us is not None else "–"
 
 
+def runs(n):
+    return "1 run" if n == 1 else f"{n} runs"
+
+
 def run_line(meta, what):
     q = "a quick run (`--quick`: short runs, one each)" if meta.get("quick") else "a full run"
     return (f"*{what}: measured {meta['date']} on {meta['machine']}, commit "
@@ -71,9 +75,11 @@ def relay_md(r, plots):
              "`/api/jmap`; postern relays it to `bench/standin.c`, a one-thread "
              "epoll upstream that answers a fixed 1,544-byte methodResponses. The "
              "floor is the same web server's own reverse proxy to the same "
-             "stand-in; CGI is postern's CGI programs under the same web server. "
-             f"Each figure is the median of {r['runs']} runs of {r['duration']} s "
-             f"(CGI {r['cgi_runs']} of at least 8 s), postern and the floor "
+             "stand-in (lighttpd's mod_proxy opens an upstream connection per request, "
+             "Apache's mod_proxy_http keeps them open); CGI is postern's CGI programs "
+             "under the same web server. "
+             f"Each figure is the median of {runs(r['runs'])} of {r['duration']} s "
+             f"(CGI {runs(r['cgi_runs'])} of at least 8 s), postern and the floor "
              "interleaved. CPU per request is the growth of utime+stime in "
              "`/proc/<pid>/stat` of the web server (with its workers and what it "
              "reaped) and the responders, divided by the requests wrk completed. "
@@ -148,7 +154,8 @@ def tabs_md(r, plots):
              "(poll mode, test Cyrus), each started afresh (`bench/streams.py`). Per "
              "stream: the daemon's and lighttpd's Pss growth and the kernel's Slab "
              "growth less half a loopback TCP pair (the client's end, measured in the "
-             "same run). Fan-out: one change, from the first stream that got it to "
+             "same run; `Slab` is system-wide, so other work on the machine moves it, "
+             "most at small N). Fan-out: one change, from the first stream that got it to "
              "the last (the Python reader sets part of that pace: compare the ratio). "
              "The reference system measured whole tabs until its container was "
              "killed: 33 KiB a tab with push by subscription, 48 KiB relaying per "
@@ -342,14 +349,16 @@ def plot_tabs(res, tmp):
         fl, p = s["floor"], s.get("pushd") or {}
         rows.append((s["n"], fl["total"] / KIB, p.get("total", float("nan")) / KIB,
                      p.get("daemon", float("nan")) / KIB, p.get("lighttpd", float("nan")) / KIB,
-                     p.get("kserver", float("nan")) / KIB, fl["lighttpd"] / KIB))
+                     p.get("kserver", float("nan")) / KIB, fl["lighttpd"] / KIB,
+                     fl["kserver"] / KIB))
     gnuplot(HEAD + f'set output "{OUT}/tabs-memory.png"\n'
             'set title "Memory per held event stream (server side)"\n'
             'set xlabel "streams held"\nset ylabel "KiB per stream"\nset yrange [0:55]\n'
             'set xrange [0:*]\n'
             f'plot "d" u 1:3 w lp lw 2 t "pushd: total", "d" u 1:2 w lp lw 2 t "floor: total", '
             '"d" u 1:5 w lp dt 2 t "pushd: lighttpd", "d" u 1:7 w lp dt 2 t "floor: lighttpd", '
-            '"d" u 1:6 w lp dt 3 t "pushd: kernel", "d" u 1:4 w lp dt 3 t "pushd: daemon", '
+            '"d" u 1:6 w lp dt 3 t "pushd: kernel", "d" u 1:8 w lp dt 3 t "floor: kernel", '
+            '"d" u 1:4 w lp dt 3 t "pushd: daemon", '
             f'{REF["tab_push"]} w l dt 4 t "reference: push by subscription", '
             f'{REF["tab_relay"]} w l dt 4 t "reference: relay per tab"\n', {"d": rows}, tmp)
 
