@@ -5,6 +5,7 @@ CGI, under lighttpd and under Apache, in one run. The two FastCGI sides
 are interleaved run by run, so drift hits both."""
 
 import os
+import time
 
 import fronts
 from common import REST, fb, log, ticks, wrk_meter
@@ -76,6 +77,22 @@ def postern_side(name, front, tmp, standin):
     return s
 
 
+def idle_pss(front, *apps):
+    """Pss (KiB) of the web server, its workers and the responders named
+    apps, idle after warm-up: what the stack costs together."""
+    pids = [front.pid] + [p for p, _ in fb.children(front.pid)]
+    for app in apps:
+        pids += [p for p in front.responders(app) if p not in pids]
+    time.sleep(1)
+    total = 0
+    for p in pids:
+        try:
+            total += fb.smaps(p)[0]
+        except OSError:     # a worker that has just gone
+            pass
+    return total
+
+
 def measure_front(web, args, tmp, standin, sport):
     out = {}
     started = []
@@ -93,6 +110,8 @@ def measure_front(web, args, tmp, standin, sport):
             raise RuntimeError(f"{web}: postern and the floor relay different bodies")
         post.warm()
         floor.warm()
+        out["idle_pss"] = {"postern": idle_pss(pf, "postern-jmap", "postern-auth"),
+                           "floor": idle_pss(fl)}
         for c in CONNS:
             for _ in range(args.runs):
                 post.once(c, args.duration)
@@ -125,6 +144,9 @@ def run(args, tmp):
     try:
         standin, sport = fb.start_standin(tmp, procs)
         for web in args.fronts:
+            if web == "apache" and not os.access(fronts.APACHE, os.X_OK):
+                log("relay: apache2 is not installed (bench/deps installs it); skipped")
+                continue
             log(f"relay under {web} ...")
             res["fronts"][web] = measure_front(web, args, tmp, standin, sport)
     finally:

@@ -92,7 +92,12 @@ def relay_md(r, plots):
         post, floor, cgi = f["postern"], f["floor"], f.get("cgi", {})
         w.append(f"### Under {NAMES.get(web, web)}")
         w.append("")
-        w.append(f"postern-jmap: {f.get('jmap_procs', '?')} processes.")
+        idle = f.get("idle_pss")
+        w.append(f"postern-jmap: {f.get('jmap_procs', '?')} processes."
+                 + (f" Idle after warm-up, the web server with its workers and postern's "
+                    f"responders take {idle['postern'] / 1024:.1f} MiB (Pss, the sum); the "
+                    f"floor's web server {idle['floor'] / 1024:.1f} MiB; the reference "
+                    f"system about {REF['idle_mib']} MiB." if idle else ""))
         w.append("")
         w.append("| connections | postern req/s | floor req/s | postern / floor | CGI req/s "
                  "| postern / CGI | reference req/s | postern / reference |")
@@ -186,6 +191,8 @@ def tabs_md(r, plots):
              "The target of issue 8 is pushd within 1.2× of the floor.")
     w.append("")
     w.append("![memory per held stream against N](bench/tabs-memory.png)")
+    w.append("")
+    w.append("![fan-out time against N](bench/tabs-fanout.png)")
     w.append("")
     plots.append(("tabs", None))
     return w
@@ -363,6 +370,17 @@ def plot_tabs(res, tmp):
             f'{REF["tab_relay"]} w l dt 4 t "reference: relay per tab"\n', {"d": rows}, tmp)
 
 
+def plot_fanout(res, tmp):
+    rows = [(s["n"], (s["floor"].get("spread") or float("nan")) * 1000,
+             ((s.get("pushd") or {}).get("spread") or float("nan")) * 1000)
+            for s in res["tabs"]["series"]]
+    gnuplot(HEAD + f'set output "{OUT}/tabs-fanout.png"\n'
+            'set title "One change to every held stream: first to last"\n'
+            'set xlabel "streams held"\nset ylabel "ms"\nset xrange [0:*]\nset yrange [0:*]\n'
+            'plot "d" u 1:3 w lp lw 2 t "pushd", "d" u 1:2 w lp lw 2 t "floor"\n',
+            {"d": rows}, tmp)
+
+
 def plot_state(res, tmp):
     r = res["state"]
     rows = []
@@ -393,6 +411,7 @@ def make_plots(res, plots):
                 plot_latency(res, tmp)
             elif kind == "tabs":
                 plot_tabs(res, tmp)
+                plot_fanout(res, tmp)
             elif kind == "state":
                 plot_state(res, tmp)
     except subprocess.CalledProcessError as e:
@@ -400,6 +419,69 @@ def make_plots(res, plots):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return None
+
+
+# -- at a glance ---------------------------------------------------------------------------
+
+def glance(res):
+    """The headline figures of every part measured, with targets."""
+    rows = []
+    rl = res.get("relay", {}).get("fronts", {})
+    for web in sorted(rl, key=lambda k: k != "lighttpd"):
+        p, f = rl[web]["postern"].get("50"), rl[web]["floor"].get("50")
+        if p and f:
+            rows.append((f"relay req/s at 50 connections, {web}", n0(p["rps"]), n0(f["rps"]),
+                         x(p["rps"], f["rps"]), "≥ 0.5×", f"{REF['rps50']:,}"))
+        p, f = rl[web]["postern"].get("1"), rl[web]["floor"].get("1")
+        if p and f:
+            rows.append((f"relay p50 at 1 connection, {web}", f"{ms(p['p50'])} ms",
+                         f"{ms(f['p50'])} ms", x(p["p50"], f["p50"]), "",
+                         "1.95–2.02 ms (with the mail server)"))
+    ser = res.get("tabs", {}).get("series", [])
+    if ser and ser[-1].get("pushd"):
+        s = ser[-1]
+        p, f = s["pushd"], s["floor"]
+        rows.append((f"memory per held stream at {s['n']:,} streams, KiB", f"{p['total'] / KIB:.1f}",
+                     f"{f['total'] / KIB:.1f}", x(p["total"], f["total"]), "≤ 1.2×",
+                     f"{REF['tab_push']} (push by subscription)"))
+        rows.append(("tabs in 512 MiB (server side)", n0(512 * 1024 * KIB / p["total"]),
+                     n0(512 * 1024 * KIB / f["total"]), x(f["total"], p["total"]), "",
+                     f"{REF['tabs512']['push']:,}"))
+        rows.append((f"one change to all {s['n']:,} streams, ms",
+                     n0((p.get("spread") or 0) * 1000), n0((f.get("spread") or 0) * 1000),
+                     x(p.get("spread"), f.get("spread")), "≤ 1.2×", "–"))
+    b = res.get("blobs")
+    if b:
+        rows.append((f"blob download MiB/s (floor: static file)", n0(b["mib"] / b["down_postern"]),
+                     n0(b["mib"] / b["down_static"]), x(b["down_static"], b["down_postern"]),
+                     "", "–"))
+        growth = max(a["VmRSS"] - c["VmRSS"] for a, c in zip(b["final"], b["before"]))
+        rows.append((f"postern-blob memory growth moving {b['mib']} MiB each way, KiB",
+                     f"{growth:,}", "", "", "", "–"))
+    st = res.get("static")
+    if st:
+        p, f = st["load"]["postern"], st["load"]["plain"]
+        rows.append(("app files req/s (floor: plain lighttpd)", n0(p["rps"]), n0(f["rps"]),
+                     x(p["rps"], f["rps"]), "", f"{REF['static_mem']:,} (Node, from memory)"))
+        rows.append(("cold load, bytes on the wire (gzip; floor: plain)", f"{st['wire_gzip']:,}",
+                     f"{st['wire_plain']:,}", x(st["wire_gzip"], st["wire_plain"]), "", "–"))
+    sd = res.get("state", {}).get("by_procs", {})
+    if sd:
+        best = max(sd.values(), key=lambda v: v["signin"]["rps"])
+        rows.append(("sign-ins/s (best of 1, 2, 4 processes)", n0(best["signin"]["rps"]), "", "",
+                     "", "–"))
+        v = sd.get("2") or next(iter(sd.values()))
+        rows.append(("relay with the budget write / without, 2 processes",
+                     n0(v["relay_counted"]["rps"]), n0(v["relay_uncounted"]["rps"]),
+                     x(v["relay_counted"]["rps"], v["relay_uncounted"]["rps"]), "", "–"))
+    if not rows:
+        return []
+    w = ["## At a glance", "",
+         "| figure | postern | floor | postern / floor | target (issue 8) | reference (published) |",
+         "| --- | ---: | ---: | ---: | --- | --- |"]
+    w += ["| " + " | ".join(r) + " |" for r in rows]
+    w += ["", "Each part below says when it ran, on what, and how loaded the machine was.", ""]
+    return w
 
 
 # -- the document ------------------------------------------------------------------------------
@@ -414,6 +496,7 @@ def block(res):
     w.append("<!-- Written by bench/run (bench/suite/report.py) from docs/bench/results.json; "
              "edits here are lost. -->")
     w.append("")
+    w += glance(res)
     for name, fn in PARTS:
         if name in res:
             w += fn(res[name], plots)
