@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -74,6 +75,7 @@ def main():
     args = options()
     import report
     res = common.load_results()
+    failed = []
     if not args.report_only:
         for tool in ("wrk", "cc", "lighttpd"):
             if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
@@ -99,6 +101,11 @@ def main():
             except KeyboardInterrupt:
                 log("interrupted; everything it started is stopped")
                 return 130
+            except Exception:   # the next parts still run; this one keeps its old figures
+                log(traceback.format_exc())
+                log(f"== {name} failed: its figures in docs/bench/results.json are unchanged ==")
+                failed.append(name)
+                continue
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             meta.update(load_after=common.loadavg(), seconds=round(time.monotonic() - t0),
@@ -109,7 +116,9 @@ def main():
             common.save_results(res)
     text = report.write(res)
     print(text)
-    return 0
+    if failed:
+        log(f"failed: {', '.join(failed)} (see above)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

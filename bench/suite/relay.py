@@ -8,7 +8,9 @@ import os
 import time
 
 import fronts
-from common import REST, fb, log, ticks, wrk_meter
+import traceback
+
+from common import REST, fb, log, median_runs, ticks, wrk_meter
 
 CONNS = (1, 10, 50, 200)
 
@@ -51,7 +53,7 @@ class Side:
         fb.wrk(self.url, self.lua, 10, 2, 1)
 
     def medians(self):
-        return {str(c): fb.median_run(rs) for c, rs in self.runs.items() if rs}
+        return {str(c): median_runs(rs) for c, rs in self.runs.items() if rs}
 
 
 def start(kind, web, tmp, sport, builddir):
@@ -148,7 +150,11 @@ def run(args, tmp):
                 log("relay: apache2 is not installed (bench/deps installs it); skipped")
                 continue
             log(f"relay under {web} ...")
-            res["fronts"][web] = measure_front(web, args, tmp, standin, sport)
+            try:
+                res["fronts"][web] = measure_front(web, args, tmp, standin, sport)
+            except Exception:   # the other web server's figures still count
+                log(traceback.format_exc())
+                res.setdefault("failed", {})[web] = traceback.format_exc(limit=1)[-300:]
     finally:
         procs.stop_all()
     return res

@@ -47,13 +47,25 @@ def runs(n):
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def run_line(meta, what):
+def busiest(part):
+    """The most CPU (cores) other work used during any load run of a part."""
+    if isinstance(part, dict):
+        own = [part["others_max"]] if "others_max" in part else []
+        return max(own + [busiest(v) for v in part.values()], default=0.0)
+    if isinstance(part, list):
+        return max((busiest(v) for v in part), default=0.0)
+    return 0.0
+
+
+def run_line(meta, what, part=None):
     q = "a quick run (`--quick`: short runs, one each)" if meta.get("quick") else "a full run"
     return (f"*{what}: measured {meta['date']} on {meta['machine']}, commit "
             f"{meta['commit']}, {q}, in {meta['seconds']} s; load average "
             f"{meta['load_before']} before and {meta['load_after']} after "
             f"(2 cores shared with other work: the quiet wait gave up "
-            f"{meta.get('quiet_gave_up', 0)} times).*")
+            f"{meta.get('quiet_gave_up', 0)} times"
+            + (f"; other work used up to {busiest(part):.1f} cores during a load run"
+               if part and busiest(part) else "") + ").*")
 
 
 # -- 1. relay ----------------------------------------------------------------------
@@ -69,7 +81,7 @@ def relay_md(r, plots):
     w = []
     w.append("## 1. The JMAP relay")
     w.append("")
-    w.append(run_line(r["meta"], "Relay"))
+    w.append(run_line(r["meta"], "Relay", r))
     w.append("")
     w.append("wrk POSTs a Mailbox/get (138 bytes, session cookie, no gzip) to "
              "`/api/jmap`; postern relays it to `bench/standin.c`, a one-thread "
@@ -88,6 +100,9 @@ def relay_md(r, plots):
              "1.95–2.02 ms at one user — against a real mail server, so its "
              "ratio says less than the floor's.")
     w.append("")
+    for web, why in r.get("failed", {}).items():
+        w.append(f"*Under {web} the run failed: `{why.strip().splitlines()[-1]}`.*")
+        w.append("")
     for web, f in sorted(r["fronts"].items(), key=lambda kv: kv[0] != "lighttpd"):
         post, floor, cgi = f["postern"], f["floor"], f.get("cgi", {})
         w.append(f"### Under {NAMES.get(web, web)}")
@@ -230,7 +245,7 @@ def blobs_md(r, plots):
 def static_md(r, plots):
     L = r["load"]
     p, pl, p2 = L["postern"], L["plain"], L["plain_2k"]
-    w = ["## 4. The app's files", "", run_line(r["meta"], "App files"), ""]
+    w = ["## 4. The app's files", "", run_line(r["meta"], "App files", r), ""]
     w.append(f"A first visit fetches {len(r['files'])} files: "
              + ", ".join(f"`{f}`" for f in r["files"]) + " (index.html, what it links "
              "and preloads, the modules they import, the English strings).")
@@ -269,7 +284,7 @@ def static_md(r, plots):
 # -- 5. shared state ---------------------------------------------------------------------------
 
 def state_md(r, plots):
-    w = ["## 5. Sign-ins and the shared SQLite state", "", run_line(r["meta"], "State"), ""]
+    w = ["## 5. Sign-ins and the shared SQLite state", "", run_line(r["meta"], "State", r), ""]
     w.append(f"postern under lighttpd with 1, 2 and 4 processes of each responder, "
              f"{r['conns']} connections. \"Budget counted\" is the relay as deployed: "
              "each request counts against `api_budget`, one SQLite write. \"No budget\" "

@@ -13,7 +13,7 @@ import signal
 import subprocess
 
 import fronts
-from common import fb, log, wrk_meter
+from common import fb, log, median_runs, wrk_meter
 
 PROCS = (1, 2, 4)
 CONNS = 50
@@ -63,7 +63,7 @@ def measure(name, front, app, url, lua, args, tmp):
             f"+ {r['cpu_us_per_req']['front']:.0f} µs lighttpd a request, "
             f"{r['busy_sleeps']} lock waits, non-2xx {r['non2xx']} errors {r['errors']}")
         runs.append(r)
-    m = fb.median_run(runs)
+    m = median_runs(runs)
     sl = [r["busy_sleeps"] for r in runs if r["busy_sleeps"] is not None]
     m["busy_per_1000"] = (sorted(s / r["requests"] * 1000 for s, r in zip(sl, runs))
                           [len(sl) // 2] if sl and len(sl) == len(runs) else None)

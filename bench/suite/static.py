@@ -8,7 +8,7 @@ import os
 import re
 
 import fronts
-from common import TOP, fb, log, wrk_meter
+from common import TOP, fb, log, median_runs, wrk_meter
 
 WWW = os.path.join(TOP, "www")
 REFS = (r'(?:href|src)="([^"#?]+)"', r'\bimport\s[^"\';]*?["\']([^"\']+)["\']',
@@ -98,7 +98,7 @@ def run(args, tmp):
                     f"lighttpd {r['cpu_us_per_req']['front']:.1f} µs/req, "
                     f"non-2xx {r['non2xx']} errors {r['errors']}")
                 runs[k].append(r)
-        res["load"] = {k: fb.median_run(v) for k, v in runs.items()}
+        res["load"] = {k: median_runs(v) for k, v in runs.items()}
     finally:
         for f in started:
             f.stop()

@@ -18,6 +18,7 @@ from tap import Tap  # noqa: E402
 import report  # noqa: E402
 import static  # noqa: E402
 import fronts  # noqa: E402
+import common  # noqa: E402
 
 META = {"date": "2026-01-01 00:00 UTC", "machine": "2 cores", "commit": "abc1234",
         "quick": True, "seconds": 1, "load_before": "0.1 0.1 0.1",
@@ -121,6 +122,19 @@ def check_report(t, tmp):
         report.DOCS, report.OUT = saved
 
 
+def check_median_runs(t):
+    full = {"rps": 10.0, "p50": 1.0, "p99": 2.0, "max": 3.0, "non2xx": 0, "errors": 1,
+            "requests": 100, "bytes_per_req": 1.0, "others": 0.1,
+            "cpu_us_per_req": {"front": 5.0}}
+    empty = dict(full, rps=0.0, requests=0, errors=200, cpu_us_per_req={})
+    m = common.median_runs([empty, full, dict(full, rps=30.0, cpu_us_per_req={"front": 7.0})])
+    t.eq(m["rps"], 20.0, "the median of the runs that completed requests")
+    t.eq(m["cpu_us"]["front"], 6.0, "CPU per request from those runs only")
+    t.eq((m["errors"], m["empty_runs"]), (202, 1), "the empty run's errors still count")
+    m = common.median_runs([empty])
+    t.eq((m["rps"], m["cpu_us"]), (0.0, {}), "a figure with no completed request is 0")
+
+
 def main():
     t = Tap()
     tmp = tempfile.mkdtemp(prefix="postern-test-bench-")
@@ -128,6 +142,7 @@ def main():
         t.run("cold files", check_cold_files, t)
         t.run("cold files, a tree", check_cold_files_tree, t, tmp)
         t.run("set_procs", check_set_procs, t)
+        t.run("median_runs", check_median_runs, t)
         t.run("report", check_report, t, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
