@@ -33,6 +33,7 @@ Loopback only; everything started here is stopped before it returns.
 
 import argparse
 import os
+import random
 import resource
 import selectors
 import shutil
@@ -139,7 +140,38 @@ def workers_for(n):
     return 1 if 2 * (n + WARM) + 512 < hard else 4
 
 
-def start_lighttpd(stack, n):
+def quiet_port():
+    """A free loopback port below the ephemeral range: lighttpd is started
+    again for every N, and a port from that range may meanwhile be the
+    local end of someone's outgoing connection (then bind fails)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    for _ in range(100):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free port below the ephemeral range")
+
+
+def start_lighttpd(stack, n, tries=3):
+    """lighttpd for N streams; when it does not start (its port taken
+    meanwhile), again on another port."""
+    for _ in range(tries):
+        workers = launch_lighttpd(stack, n)
+        if workers:
+            return workers
+        # (lighttpd says why on its stderr, before its error log is open)
+        stack.port = quiet_port()
+        stack.url = f"http://127.0.0.1:{stack.port}"
+    raise RuntimeError("lighttpd did not start:\n" + stack.log_tail())
+
+
+def launch_lighttpd(stack, n):
+    """Starts lighttpd; its worker count, or 0 when it did not start."""
     stack.stop_lighttpd()
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     workers = workers_for(n)
@@ -157,6 +189,8 @@ def start_lighttpd(stack, n):
                                       stdin=subprocess.DEVNULL, start_new_session=True)
     end = time.monotonic() + 15
     while time.monotonic() < end:
+        if stack.lighttpd.poll() is not None:
+            break
         try:
             socket.create_connection(("127.0.0.1", stack.port), timeout=0.5).close()
             time.sleep(0.3)
@@ -165,7 +199,8 @@ def start_lighttpd(stack, n):
             break
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError("lighttpd did not start:\n" + stack.log_tail())
+    stack.stop_lighttpd()
+    return 0
 
 
 def kill_lighttpd(stack):
@@ -302,6 +337,8 @@ def measure(ns, builddir, floor_hello=False, floor_only=False):
         cookie = c.cookie
         stack.stop_lighttpd()
         stack.stop_pushd()
+        stack.port = quiet_port()
+        stack.url = f"http://127.0.0.1:{stack.port}"
         for n in ns:
             print(f"N = {n} (lighttpd max-worker {workers_for(n)})", flush=True)
             tcp, tcp_unrecl = tcp_baseline(n)
