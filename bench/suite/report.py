@@ -536,8 +536,8 @@ optimised without sanitizers into `build/bench`, and runs on 127.0.0.1
 only):
 
 ```sh
-bench/run            # the full suite, about half an hour on 2 cores
-bench/run --quick    # short runs and fewer streams, a few minutes
+bench/run            # the full suite, about 25 minutes on 2 cores
+bench/run --quick    # short runs and fewer streams, about 6 minutes
 bench/run --only relay,static   # some parts; the others keep their figures
 ```
 
