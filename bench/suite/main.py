@@ -36,7 +36,8 @@ def options():
     ap.add_argument("--report-only", action="store_true",
                     help="only rewrite docs/BENCHMARKS.md and the plots from results.json")
     ap.add_argument("--fronts", default="lighttpd,apache",
-                    help="web servers for the relay (default lighttpd,apache)")
+                    help="web servers for the relay (default lighttpd,apache); the "
+                    "relay part's figures are replaced as a whole")
     ap.add_argument("--streams", help="held streams, comma-separated N "
                     "(default 1000,2500,5000,10000,15000; --quick 1000,3000)")
     ap.add_argument("--duration", type=int, help="seconds per load run (default 8; --quick 2)")
