@@ -3,7 +3,8 @@
 download throughput against lighttpd serving the same file statically.
 Loopback only. Builds (without sanitizers) into build/bench unless
 POSTERN_BUILDDIR names a build:
-    python3 bench/blob.py"""
+    python3 bench/blob.py [MiB [rounds]]
+measure() returns the figures (bench/suite/blobs.py keeps them)."""
 import base64, hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("POSTERN_SRCDIR", SRC)
@@ -48,16 +49,20 @@ class PerfStack(Stack):
             stack_mod.SRCDIR = saved
 
 
-def blob_pids():
+def blob_pids(parent):
+    """The postern-blob processes this stack's lighttpd runs (not those of
+    other stacks on the machine)."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[0]
+            stat = open(f"/proc/{pid}/stat").read()
         except OSError:
             continue
-        if cmd.endswith(b"/postern-blob"):
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if cmd.endswith(b"/postern-blob") and ppid == parent:
             out.append(int(pid))
     return sorted(out)
 
@@ -79,14 +84,24 @@ def curl(args):
     return int(code), float(t), int(down), int(up)
 
 
-def main():
+def median(ts):
+    return sorted(ts)[len(ts) // 2]
+
+
+def measure(mib=200, rounds=5):
+    """Moves a blob of mib MiB up and down through postern; returns the
+    resident memory of the postern-blob processes before and after, and
+    median times (s) of rounds downloads through postern, from lighttpd
+    as a static file and straight from Cyrus, interleaved."""
+    size = mib * MIB
+    out = {"mib": mib, "rounds": rounds}
     root = tempfile.mkdtemp(prefix="postern-perf-blob-")
     www = os.path.join(root, "www")
     os.makedirs(www)
     shutil.copy(os.path.join(SRC, "www/index.html"), www)
     big = os.path.join(www, "big.bin")
     with open(big, "wb") as f:
-        for _ in range(SIZE // MIB):
+        for _ in range(size // MIB):
             f.write(os.urandom(MIB))
     s = PerfStack(root, www, seed=False, conf_extra={"upload_max": "250M", "api_budget": "0"})
     s.start()
@@ -106,20 +121,21 @@ def main():
                                capture_output=True, text=True, check=True)
             b = json.loads(r.stdout)["blobId"]
             curl(hdr + [f"{s.url}/api/blob/{ALICE}/{b}/s.bin"])
-        pids = blob_pids()
+        pids = blob_pids(s.lighttpd.pid)
         before = {p: mem(p) for p in pids}
         print("postern-blob processes:", pids)
+        out["pids"] = len(pids)
         print("before:", before)
-        # 200 MiB up
+        # the blob up
         r = subprocess.run(["curl", "-s", "-w", "\\n%{time_total}", "-H", f"Cookie: {cookie}",
                             "-H", "X-Postern-CSRF: 1", "-H", "Content-Type: application/octet-stream",
                             "--data-binary", "@" + big, f"{s.url}/api/upload/{ALICE}"],
                            capture_output=True, text=True, check=True)
         body, t_up = r.stdout.rsplit("\n", 1)
         blob = json.loads(body)["blobId"]
-        assert json.loads(body)["size"] == SIZE, body
+        assert json.loads(body)["size"] == size, body
         mid = {p: mem(p) for p in pids}
-        # 200 MiB down, checked byte for byte once
+        # and down, checked byte for byte once
         url = f"{s.url}/api/blob/{ALICE}/{blob}/big.bin"
         r = subprocess.run(f"curl -s -H 'Cookie: {cookie}' '{url}' | sha256sum", shell=True,
                            capture_output=True, text=True, check=True)
@@ -133,35 +149,47 @@ def main():
                   f"(growth {after[p]['VmRSS'] - before[p]['VmRSS']} kB), "
                   f"VmHWM {before[p]['VmHWM']} -> {after[p]['VmHWM']} kB "
                   f"(growth {after[p]['VmHWM'] - before[p]['VmHWM']} kB)")
-        print(f"upload 200 MiB through postern: {float(t_up):.2f} s = {SIZE / MIB / float(t_up):.0f} MiB/s")
+        out["before"], out["after_up"], out["after_down"] = (
+            [before[p] for p in pids], [mid[p] for p in pids], [after[p] for p in pids])
+        out["up_postern"] = float(t_up)
+        print(f"upload {mib} MiB through postern: {float(t_up):.2f} s = {mib / float(t_up):.0f} MiB/s")
         # direct upload to Cyrus for reference
         auth = base64.b64encode(f"{ALICE}:{PW}".encode()).decode()
         code, t, _, _ = curl(["-H", f"Authorization: Basic {auth}", "-H", "Content-Type: application/octet-stream",
                               "--data-binary", "@" + big, f"{s.cyrus.base_url}/jmap/upload/{ALICE}/"])
-        print(f"upload 200 MiB straight to Cyrus: {t:.2f} s = {SIZE / MIB / t:.0f} MiB/s ({code})")
-        # throughput: 5 rounds each, interleaved
+        print(f"upload {mib} MiB straight to Cyrus: {t:.2f} s = {mib / t:.0f} MiB/s ({code})")
+        out["up_cyrus"] = t
+        # throughput: rounds each, interleaved
         res = {"postern": [], "static": [], "cyrus": []}
         cyrus_url = f"{s.cyrus.base_url}/jmap/download/{ALICE}/{blob}/big.bin?accept=application/octet-stream"
-        for _ in range(5):
+        for _ in range(rounds):
             code, t, n, _ = curl(["-H", f"Cookie: {cookie}", url])
-            assert code == 200 and n == SIZE
+            assert code == 200 and n == size
             res["postern"].append(t)
             code, t, n, _ = curl([f"{s.url}/big.bin"])
-            assert code == 200 and n == SIZE
+            assert code == 200 and n == size
             res["static"].append(t)
             code, t, n, _ = curl(["-H", f"Authorization: Basic {auth}", cyrus_url])
-            assert code == 200 and n == SIZE
+            assert code == 200 and n == size
             res["cyrus"].append(t)
         for k, ts in res.items():
             ts.sort()
             med = ts[len(ts) // 2]
-            print(f"download 200 MiB, {k:8}: median {med:.3f} s = {SIZE / MIB / med:.0f} MiB/s "
-                  f"(best {SIZE / MIB / ts[0]:.0f} MiB/s)")
+            out["down_" + k] = med
+            print(f"download {mib} MiB, {k:8}: median {med:.3f} s = {mib / med:.0f} MiB/s "
+                  f"(best {mib / ts[0]:.0f} MiB/s)")
         final = {p: mem(p) for p in pids}
-        print("after 5 more downloads:", final)
+        out["final"] = [final[p] for p in pids]
+        print(f"after {rounds} more downloads:", final)
     finally:
         s.stop()
         shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def main():
+    args = [int(x) for x in sys.argv[1:3]]
+    print(json.dumps(measure(*args)))
 
 
 if __name__ == "__main__":

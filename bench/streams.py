@@ -33,6 +33,7 @@ Loopback only; everything started here is stopped before it returns.
 
 import argparse
 import os
+import random
 import resource
 import selectors
 import shutil
@@ -139,7 +140,38 @@ def workers_for(n):
     return 1 if 2 * (n + WARM) + 512 < hard else 4
 
 
-def start_lighttpd(stack, n):
+def quiet_port():
+    """A free loopback port below the ephemeral range: lighttpd is started
+    again for every N, and a port from that range may meanwhile be the
+    local end of someone's outgoing connection (then bind fails)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    for _ in range(100):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free port below the ephemeral range")
+
+
+def start_lighttpd(stack, n, tries=3):
+    """lighttpd for N streams; when it does not start (its port taken
+    meanwhile), again on another port."""
+    for _ in range(tries):
+        workers = launch_lighttpd(stack, n)
+        if workers:
+            return workers
+        # (lighttpd says why on its stderr, before its error log is open)
+        stack.port = quiet_port()
+        stack.url = f"http://127.0.0.1:{stack.port}"
+    raise RuntimeError("lighttpd did not start:\n" + stack.log_tail())
+
+
+def launch_lighttpd(stack, n):
+    """Starts lighttpd; its worker count, or 0 when it did not start."""
     stack.stop_lighttpd()
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     workers = workers_for(n)
@@ -157,6 +189,8 @@ def start_lighttpd(stack, n):
                                       stdin=subprocess.DEVNULL, start_new_session=True)
     end = time.monotonic() + 15
     while time.monotonic() < end:
+        if stack.lighttpd.poll() is not None:
+            break
         try:
             socket.create_connection(("127.0.0.1", stack.port), timeout=0.5).close()
             time.sleep(0.3)
@@ -165,7 +199,8 @@ def start_lighttpd(stack, n):
             break
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError("lighttpd did not start:\n" + stack.log_tail())
+    stack.stop_lighttpd()
+    return 0
 
 
 def kill_lighttpd(stack):
@@ -270,21 +305,15 @@ def phase(name, stack, n, daemon_pid, cookie, open_marker, trigger, event_marker
         sel.close()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--streams", default="1000,5000,10000,15000",
-                    help="comma-separated N values")
-    ap.add_argument("--floor-hello", action="store_true",
-                    help="the floor sends pushd's first body bytes with its headers")
-    ap.add_argument("--floor-only", action="store_true")
-    ap.add_argument("--builddir", default=os.path.join(TOP, "build", "bench"))
-    args = ap.parse_args()
-    ns = [int(x) for x in args.streams.split(",")]
+def measure(ns, builddir, floor_hello=False, floor_only=False):
+    """Runs the floor and pushd at each N; returns [(floor, pushd)] (pushd
+    None with floor_only). Raises ValueError when N exceeds what one
+    process may hold here."""
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if max(ns) + WARM + 256 > hard:
-        sys.exit(f"N up to {hard - WARM - 256} here (RLIMIT_NOFILE {hard})")
-    os.environ["POSTERN_BUILDDIR"] = os.path.abspath(args.builddir)
+        raise ValueError(f"N up to {hard - WARM - 256} here (RLIMIT_NOFILE {hard})")
+    os.environ["POSTERN_BUILDDIR"] = os.path.abspath(builddir)
     os.environ.setdefault("POSTERN_SRCDIR", TOP)
     sys.path.insert(0, os.path.join(TOP, "tests", "harness"))
     from client import Client
@@ -308,6 +337,8 @@ def main():
         cookie = c.cookie
         stack.stop_lighttpd()
         stack.stop_pushd()
+        stack.port = quiet_port()
+        stack.url = f"http://127.0.0.1:{stack.port}"
         for n in ns:
             print(f"N = {n} (lighttpd max-worker {workers_for(n)})", flush=True)
             tcp, tcp_unrecl = tcp_baseline(n)
@@ -315,7 +346,7 @@ def main():
                   f"({tcp_unrecl:.0f} B SUnreclaim)", flush=True)
             # (a) the floor on pushd's socket path, behind the same lighttpd.
             env = dict(os.environ)
-            if args.floor_hello:
+            if floor_hello:
                 env["SSEFLOOR_HELLO"] = "1"
             floor = subprocess.Popen([floor_bin, stack.pushd_socket], env=env,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
@@ -329,13 +360,14 @@ def main():
                 floor.send_signal(signal.SIGUSR1)
                 return t
             rf = phase("floor", stack, n, floor.pid, cookie,
-                       b"retry:" if args.floor_hello else b"\r\n\r\n", kick, b"data: x")
+                       b"retry:" if floor_hello else b"\r\n\r\n", kick, b"data: x")
             kill_lighttpd(stack)
             floor.terminate()
             floor.wait(10)
             floor = None
-            if args.floor_only:
+            if floor_only:
                 rf.update(tcp=tcp, kserver=rf["slab"] - tcp / 2, ev_kserver=rf["ev_slab"] - tcp / 2)
+                results.append((rf, None))
                 continue
             # (b) pushd, fresh.
             stack.start_pushd()
@@ -362,6 +394,26 @@ def main():
             floor.wait()
         kill_lighttpd(stack)
         stack.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--streams", default="1000,5000,10000,15000",
+                    help="comma-separated N values")
+    ap.add_argument("--floor-hello", action="store_true",
+                    help="the floor sends pushd's first body bytes with its headers")
+    ap.add_argument("--floor-only", action="store_true")
+    ap.add_argument("--builddir", default=os.path.join(TOP, "build", "bench"))
+    args = ap.parse_args()
+    try:
+        results = measure([int(x) for x in args.streams.split(",")], args.builddir,
+                          args.floor_hello, args.floor_only)
+    except ValueError as e:
+        sys.exit(str(e))
+    if args.floor_only:
+        return
     report(results, "")
     print("\nThe same, measured 2 s after the one event reached every stream "
           "(lighttpd has then passed a body on every stream of both):")
