@@ -380,7 +380,9 @@ test("sending: alice mails bob with an attachment; it arrives live in bob's open
   await alice.click(".folder[data-role=sent]");
   await row(alice, "Browser test with attachment").waitFor();
   await alice.click(".folder[data-role=drafts]");
-  await alice.waitForTimeout(800);
+  await alice.waitForFunction(() => /Drafts/.test(document.querySelector("#list-title").textContent)
+    && !document.querySelector("#list .row.loading"));
+  await alice.waitForTimeout(300);
   assert(await row(alice, "Browser test with attachment").count() === 0, "no draft left behind");
   await bob.context().close();
   await alice.context().close();

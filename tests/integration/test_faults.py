@@ -34,7 +34,7 @@ from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
 from stack import Stack, free_port  # noqa: E402
 from tap import Tap  # noqa: E402
-from test_pushd import Stream, is_state, wait_for  # noqa: E402
+from test_pushd import Stream, changed, is_state, wait_for  # noqa: E402
 from test_pushd_stalwart import Upstream  # noqa: E402
 
 ALICE, BOB = "alice@example.test", "bob@example.test"
@@ -151,6 +151,12 @@ class Suite:
         else:
             self.f.set(prefix, mode)
 
+    def has_change(self, delivered):
+        """A predicate: a state event carrying the Email state of this
+        delivery (/_control/deliver's answer), not just any event."""
+        aid, want = self.up.accounts[ALICE], delivered["states"]["Email"]
+        return lambda e: is_state(e) and changed(e).get(aid, {}).get("Email") == want
+
     def heal(self, mode):
         if mode == "refuse":
             self.f.accept()
@@ -264,14 +270,15 @@ class Suite:
         self.fault("/jmap/$", mode)
         self.up.control("drop-streams", {})
         time.sleep(TIMEOUT + 1)
+        tabs[0].wait(lambda e: False, 0.2)   # what was buffered is old
         ping = tabs[0].wait(lambda e: e.get("event") == "ping", 12)
         self.t.ok(ping is not None, f"pushd {label}, upstream {mode}: tabs still "
                   "open and pinged")
         self.t.ok(self.s.pushd.poll() is None, f"pushd {label}, upstream {mode}: "
                   "pushd is running")
-        self.up.control("deliver", {"account": ALICE, "subject": f"during {mode}"})
+        ev = self.up.control("deliver", {"account": ALICE, "subject": f"during {mode}"})
         self.heal(mode)
-        got = [s.wait(is_state, 20) for s in tabs]
+        got = [s.wait(self.has_change(ev), 20) for s in tabs]
         self.t.ok(all(got), f"pushd {label}, upstream {mode}: the change made "
                   "during the fault reaches every tab after it clears",
                   f"{sum(1 for g in got if g)}/{len(tabs)}")
@@ -506,8 +513,8 @@ class Suite:
         tabs, statuses = self.reconnect(c, TABS)
         self.t.ok(len(tabs) == TABS, f"pushd restarted: {TABS} tabs reconnect",
                   f"{len(tabs)} in; other answers {statuses}")
-        self.up.control("deliver", {"account": ALICE, "subject": "after restart"})
-        got = sum(1 for s in tabs if s.wait(is_state, 30))
+        ev = self.up.control("deliver", {"account": ALICE, "subject": "after restart"})
+        got = sum(1 for s in tabs if s.wait(self.has_change(ev), 30))
         self.t.eq(got, TABS, "pushd restarted: a change reaches every tab")
         for s in tabs:
             s.close()
@@ -580,8 +587,8 @@ class Suite:
         new, seen = self.reconnect(c, 20)
         self.t.ok(len(new) == 20, "lighttpd reload: streams reconnect",
                   f"{len(new)} in; other answers {seen}")
-        self.up.control("deliver", {"account": ALICE, "subject": "after reload"})
-        got = sum(1 for s in new if s.wait(is_state, 20))
+        ev = self.up.control("deliver", {"account": ALICE, "subject": "after reload"})
+        got = sum(1 for s in new if s.wait(self.has_change(ev), 20))
         self.t.eq(got, 20, "lighttpd reload: a change reaches the reconnected streams")
         for s in tabs + new:
             s.close()
