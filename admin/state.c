@@ -46,26 +46,14 @@ static void utc(long long t, char *out, size_t n)
 		snprintf(out, n, "%lld", t);
 }
 
-/* When a session ends unless used: idle expiry from last use, capped by
- * its absolute end (the rule sess_lookup applies). */
-static long long ends(const struct app *a, long long seen, long long expires,
-    int remember)
-{
-	long long idle = seen + (remember ? a->cfg.session_remember_idle :
-	    a->cfg.session_idle);
-
-	return idle < expires ? idle : expires;
-}
-
-static void print_row(const struct app *a, sqlite3_stmt *st, FILE *out)
+static void print_row(sqlite3_stmt *st, time_t ends, FILE *out)
 {
 	char c[32], s[32], e[32];
-	long long seen = sqlite3_column_int64(st, 3);
 	int remember = sqlite3_column_int(st, 5);
 
 	utc(sqlite3_column_int64(st, 2), c, sizeof(c));
-	utc(seen, s, sizeof(s));
-	utc(ends(a, seen, sqlite3_column_int64(st, 4), remember), e, sizeof(e));
+	utc(sqlite3_column_int64(st, 3), s, sizeof(s));
+	utc(ends, e, sizeof(e));
 	fprintf(out, "%-*.*s  %-*.*s  %-16s  %-16s  %-16s  %s\n",
 	    ADMIN_ID_SHOWN, ADMIN_ID_SHOWN, sqlite3_column_text(st, 0),
 	    ADMIN_ACCOUNT_SHOWN, ADMIN_ACCOUNT_SHOWN, sqlite3_column_text(st, 1),
@@ -88,11 +76,13 @@ int admin_sessions(struct app *a, const char *login, time_t now, FILE *out)
 	    "ID", ADMIN_ACCOUNT_SHOWN, "ACCOUNT", "CREATED (UTC)",
 	    "LAST SEEN (UTC)", "ENDS (UTC)", "REMEMBERED");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		time_t ends = sess_ends(a, sqlite3_column_int64(st, 3),
+		    sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5));
+
 		/* An ended session is deleted at its next use: not listed. */
-		if (ends(a, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-		    sqlite3_column_int(st, 5)) <= (long long)now)
+		if (ends <= now)
 			continue;
-		print_row(a, st, out);
+		print_row(st, ends, out);
 		n++;
 	}
 	sqlite3_reset(st);

@@ -333,11 +333,18 @@ static void cache_forget(struct app *a, const char *id)
 		slot_clear(sl);
 }
 
+time_t sess_ends(const struct app *a, time_t seen, time_t expires,
+    int remember)
+{
+	time_t idle = seen + (remember ? a->cfg.session_remember_idle :
+	    a->cfg.session_idle);
+
+	return idle < expires ? idle : expires;
+}
+
 static int expired(const struct app *a, const struct sess *s, time_t now)
 {
-	long idle = s->remember ? a->cfg.session_remember_idle : a->cfg.session_idle;
-
-	return now >= s->expires || now - s->seen >= idle;
+	return now >= sess_ends(a, s->seen, s->expires, s->remember);
 }
 
 static void touch(struct app *a, struct sess *s, time_t now)

@@ -67,5 +67,9 @@ void sess_cache_free(struct app *a);
 void sess_free(struct sess *s);
 /* The account key of a login (what groups one person's sessions). */
 void sess_account(const struct app *a, const char *user, char out[APP_KEY_HEX + 1]);
+/* When a session ends unless used again: its idle expiry from the last
+ * use, capped by its absolute end. */
+time_t sess_ends(const struct app *a, time_t seen, time_t expires,
+    int remember);
 
 #endif
