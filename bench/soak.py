@@ -53,6 +53,8 @@ sys.path.insert(0, os.path.join(TOP, "tests", "harness"))
 sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
 sys.path.insert(0, HERE)
 
+from test_faults import responder_pids  # noqa: E402
+
 ALICE, BOB = "alice@example.test", "bob@example.test"
 PASSWORDS = {ALICE: "alice-demo-pass", BOB: "bob-demo-pass"}
 USER_LIMIT = 10
@@ -86,19 +88,9 @@ def processes(stack):
     """{name: pid} of pushd, lighttpd and the responders it runs."""
     out = {"pushd": stack.pushd.pid, "lighttpd": stack.lighttpd.pid}
     counts = {}
-    for d in sorted(os.listdir("/proc")):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        name = st[st.index("(") + 1:st.rindex(")")]
-        ppid = int(st[st.rindex(")") + 2:].split()[1])
-        if ppid == stack.lighttpd.pid and name.startswith("postern-"):
-            counts[name] = counts.get(name, 0) + 1
-            out[f"{name}#{counts[name]}"] = int(d)
+    for pid, name in sorted(responder_pids(stack.lighttpd.pid).items()):
+        counts[name] = counts.get(name, 0) + 1
+        out[f"{name}#{counts[name]}"] = pid
     return out
 
 
