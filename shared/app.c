@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -158,11 +157,6 @@ int app_db(struct app *a)
 
 	if (a->db.h)
 		return 0;
-	/* Tried at most once a second: in an outage every request would
-	 * otherwise pay an open (and a log line) for the same refusal. */
-	if (a->db_tried == time(NULL))
-		return -1;
-	a->db_tried = time(NULL);
 	if (db_open(&a->db, a->cfg.state_db, err, sizeof(err)) == 0) {
 		log_info("the state database is open again");
 		return 0;

@@ -5,7 +5,6 @@
 #define POSTERN_APP_H
 
 #include <stddef.h>
-#include <time.h>
 
 #include "cfg.h"
 #include "db.h"
@@ -27,7 +26,6 @@ struct app {
 	struct rate_cache *rate_cache;
 	struct sess_cache *sess_cache;
 	int db_later;          /* a database that will not open is retried */
-	time_t db_tried;       /* when app_db last tried to open it */
 };
 
 /* Reads the configuration at path (or POSTERN_CONF, or the installed

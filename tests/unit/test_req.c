@@ -1037,28 +1037,12 @@ static void rate_limited_sets_retry_after(void **state)
 	buf_free(&f.out);
 }
 
-/* A state database that is gone is opened again by the next request, but
- * at most once a second: an outage costs each request no open. */
-static void db_reopened_at_most_once_a_second(void **state)
-{
-	struct testapp *t = *state;
-
-	db_close(&t->app.db);
-	t->app.db_tried = time(NULL);
-	assert_int_equal(app_db(&t->app), -1);
-	assert_null(t->app.db.h);
-	t->app.db_tried = time(NULL) - 1;
-	assert_int_equal(app_db(&t->app), 0);
-	assert_non_null(t->app.db.h);
-}
-
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, testapp_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(route_answers_with_security_headers),
-		T(db_reopened_at_most_once_a_second),
 		T(unknown_path_404),
 		T(wrong_method_405_with_allow),
 		T(post_without_csrf_header_403),
