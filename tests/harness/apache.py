@@ -31,6 +31,8 @@ import socket
 import subprocess
 import time
 
+from stack import SLOW
+
 MODES = ("proxy_fcgi", "fcgid", "htaccess-cgi", "htaccess-fcgid")
 RESPONDERS = ("auth", "jmap", "blob")
 APACHE2 = os.environ.get("APACHE2") or shutil.which("apache2") or "/usr/sbin/apache2"
@@ -129,11 +131,19 @@ class Apache:
                       f'FcgidProcessTableFile "{self.dir}/fcgid-shm"']
         return lines
 
+    def programs(self, kind):
+        """The folder of the FastCGI programs (kind "fcgi") or of the CGI
+        ones ("cgi-bin"): the build's, or under POSTERN_WRAP the stack's
+        scripts that run them under the tool (valgrind)."""
+        wrapped = self.s.wrapped_responders()
+        key = "POSTERN_LIBEXEC" if kind == "fcgi" else "POSTERN_CGI"
+        return wrapped.get(key) or os.path.join(self.builddir, kind)
+
     def defines(self):
         return [
             f'Define POSTERN_WWW "{os.path.join(self.srcdir, "www")}"',
             f'Define POSTERN_RUN "{self.run}"',
-            f'Define POSTERN_LIBEXEC "{os.path.join(self.builddir, "fcgi")}"',
+            f'Define POSTERN_LIBEXEC "{self.programs("fcgi")}"',
             f'Define POSTERN_CONF "{self.s.conf_path}"',
             f'Define POSTERN_SHARE "{os.path.join(self.srcdir, "conf")}"',
         ]
@@ -168,7 +178,7 @@ class Apache:
         conf = os.path.join(self.srcdir, "conf")
         wrapper = fill_in(os.path.join(conf, "postern-cgi.sh"), {
             "POSTERN_CONF=": self.s.conf_path,
-            "POSTERN_LIBEXEC=": os.path.join(self.builddir, "fcgi")})
+            "POSTERN_LIBEXEC=": self.programs("fcgi")})
         for r in RESPONDERS:
             dest = os.path.join(cgi, f"postern-{r}.cgi")
             if self.mode == "htaccess-fcgid":
@@ -176,7 +186,7 @@ class Apache:
                     f.write(wrapper)
                 os.chmod(dest, 0o755)
             else:
-                shutil.copy2(os.path.join(self.builddir, "cgi-bin", f"postern-{r}.cgi"), dest)
+                shutil.copy2(os.path.join(self.programs("cgi-bin"), f"postern-{r}.cgi"), dest)
         with open(os.path.join(self.docroot, ".htaccess"), "w") as f:
             f.write(fill_in(os.path.join(conf, "postern.htaccess"),
                             {"SetEnv POSTERN_CONF ": self.s.conf_path}))
@@ -194,7 +204,7 @@ class Apache:
             self.proc = subprocess.Popen(
                 [APACHE2, "-f", self.conf, "-DFOREGROUND"], stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        end = time.monotonic() + 15
+        end = time.monotonic() + 15 * SLOW
         while time.monotonic() < end and self.proc.poll() is None and not self.listening():
             time.sleep(0.05)
         if self.proc.poll() is not None or not self.listening():
@@ -214,12 +224,12 @@ class Apache:
         for r in RESPONDERS:
             sock = os.path.join(self.run, f"{r}.sock")
             log = open(os.path.join(self.s.root, f"responder-{r}.log"), "ab")
-            p = subprocess.Popen([os.path.join(self.builddir, "fcgi", f"postern-{r}"), "-s", sock],
+            p = subprocess.Popen([os.path.join(self.programs("fcgi"), f"postern-{r}"), "-s", sock],
                                  env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                  user=self.user, group=self.user, start_new_session=True)
             log.close()
             self.responders.append(p)
-            end = time.monotonic() + 15
+            end = time.monotonic() + 15 * SLOW
             while time.monotonic() < end and p.poll() is None and not unix_listening(sock):
                 time.sleep(0.05)
             if not unix_listening(sock):

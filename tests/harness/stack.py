@@ -29,6 +29,10 @@ import demo_mail  # noqa: E402
 
 SRCDIR = os.environ.get("POSTERN_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 BUILDDIR = os.environ.get("POSTERN_BUILDDIR") or SRCDIR
+# How many times slower than natively the servers run (scripts/valgrind
+# sets it): the bounded waits that are about time, not about behaviour,
+# scale by it.
+SLOW = float(os.environ.get("POSTERN_SLOW") or 1)
 LIGHTTPD = os.environ.get("LIGHTTPD") or shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 
 
@@ -181,7 +185,7 @@ class Stack:
             stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_until(lambda: port_open(self.port) or self.lighttpd.poll() is not None,
-                       15, "lighttpd to listen")
+                       15 * SLOW, "lighttpd to listen")
         except RuntimeError:
             pass
         if self.lighttpd.poll() is not None or not port_open(self.port):
@@ -231,7 +235,7 @@ class Stack:
                                           start_new_session=True)
         try:
             wait_until(lambda: self.pushd_listening() or self.pushd.poll() is not None,
-                       30, "pushd to listen")
+                       30 * SLOW, "pushd to listen")
         except RuntimeError:
             pass
         if self.pushd.poll() is not None or not self.pushd_listening():

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
-from stack import Stack, free_port  # noqa: E402
+from stack import SLOW, Stack, free_port  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import Stream, changed, is_state, wait_for  # noqa: E402
 from test_pushd_stalwart import Upstream  # noqa: E402
@@ -50,6 +50,21 @@ DB_MB = 4               # the state database's tmpfs
 KEEPALIVE_IDLE = 5      # lighttpd's server.max-keep-alive-idle (its default)
 
 
+def responder_name(pid):
+    """The postern responder a process runs, from its command line (a
+    tool such as valgrind runs it under the tool's own name), or None."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return None
+    for a in args:
+        name = os.path.basename(a.decode(errors="replace"))
+        if name.startswith("postern-") and not name.endswith(".log"):
+            return name
+    return None
+
+
 def responder_pids(lighttpd_pid):
     """{pid: name} of the postern responders this lighttpd runs now."""
     out = {}
@@ -61,9 +76,9 @@ def responder_pids(lighttpd_pid):
                 st = f.read()
         except OSError:
             continue
-        name = st[st.index("(") + 1:st.rindex(")")]
         ppid = int(st[st.rindex(")") + 2:].split()[1])
-        if ppid == lighttpd_pid and name.startswith("postern-"):
+        name = responder_name(pid) if ppid == lighttpd_pid else None
+        if name:
             out[int(pid)] = name
     return out
 
@@ -425,7 +440,7 @@ class Suite:
                 self.s.start_pushd()
             except RuntimeError:
                 pass
-            code = self.s.pushd.wait(10) if self.s.pushd else None
+            code = self.s.pushd.wait(10 * SLOW) if self.s.pushd else None
             self.t.eq(code, 1, "database read-only: pushd refuses to start (exit 1)")
             self.t.ok("state.db: unable to open database file" in self.s.pushd_tail(),
                       "database read-only: pushd logs why", self.s.pushd_tail())
@@ -499,7 +514,7 @@ class Suite:
         # Kill pushd once the fan-out has begun.
         tabs[-1].wait(is_state, 15)
         self.s.pushd.send_signal(signal.SIGKILL)
-        self.s.pushd.wait(10)
+        self.s.pushd.wait(10 * SLOW)
         stop.set()
         th.join(30)
         closed = sum(1 for s in tabs if s.wait_closed(20))
