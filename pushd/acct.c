@@ -294,8 +294,12 @@ static void acct_on_poll_timer(struct ev *ev, struct ev_timer *t)
 {
 	struct acct *a = container_of(t, struct acct, poll_timer);
 
+	/* A poll in flight may have been sent before the change this one is
+	 * for (a relay gap): it is run again when that one ends. */
 	if (a->job.easy == NULL)
 		acct_poll_start(a);
+	else
+		a->poll_again = 1;
 }
 
 static void acct_use_poll(struct acct *a)
@@ -404,6 +408,7 @@ static size_t relay_header(char *p, size_t size, size_t n, void *ctx)
 	    strncasecmp(ct, "text/event-stream", 17))
 		return n;
 	a->relay_up = 1;
+	ev_timer_stop(&pd->ev, &a->relay_timer);
 	a->relay_fails = 0;
 	a->backoff_ms = 0;
 	if (a->mode != ACCT_RELAY && a->mode != ACCT_SUBSCRIPTION) {
@@ -440,11 +445,22 @@ static size_t relay_write(char *p, size_t size, size_t n, void *ctx)
 	return rc || a->dead || a->ntabs == 0 ? 0 : n;
 }
 
+static void acct_relay_done(struct mc_job *job, CURLcode rc, long status);
+
+/* The reconnect after a backoff; while a stream opens, the deadline for
+ * its head. A server (or a proxy before it) that takes the request and
+ * never answers would otherwise hold the account without a channel, and
+ * nothing polled, until the stall limit. */
 static void acct_on_relay_timer(struct ev *ev, struct ev_timer *t)
 {
 	struct acct *a = container_of(t, struct acct, relay_timer);
 
-	if (a->mode != ACCT_SUBSCRIPTION && a->ntabs)
+	if (a->stream.easy && !a->relay_up) {
+		mc_cancel(a->pd, &a->stream);
+		acct_relay_done(&a->stream, CURLE_OPERATION_TIMEDOUT, 0);
+		return;
+	}
+	if (a->mode != ACCT_SUBSCRIPTION && a->ntabs && a->stream.easy == NULL)
 		acct_relay_start(a);
 }
 
@@ -467,6 +483,7 @@ static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 
 	if (a->dead)
 		return;
+	ev_timer_stop(&a->pd->ev, &a->relay_timer);   /* the head deadline */
 	a->relay_up = 0;
 	sse_reset(&a->sse);
 	if (a->mode == ACCT_SUBSCRIPTION || a->ntabs == 0)
@@ -532,7 +549,10 @@ static void acct_relay_start(struct acct *a)
 	if (e == NULL || mc_start(pd, &a->stream) == -1) {
 		log_err("pushd: cannot open the event stream; polling");
 		acct_use_poll(a);
+		return;
 	}
+	ev_timer_set(&pd->ev, &a->relay_timer, (uint64_t)1000 *
+	    (pd->app.cfg.upstream_connect_timeout + pd->app.cfg.upstream_timeout));
 }
 
 /* The channel for a new account (its first tab is attached, so the
@@ -849,6 +869,7 @@ static void acct_poll_start(struct acct *a)
 	CURL *e = mc_easy(pd);
 
 	a->job.done = acct_poll_done;
+	a->poll_again = 0;
 	buf_reset(&a->resp);
 	if (body == NULL || e == NULL ||
 	    curl_easy_setopt(e, CURLOPT_URL, a->api_url) ||
@@ -977,8 +998,13 @@ static void acct_poll_done(struct mc_job *job, CURLcode rc, long status)
 		acct_new_states(a, states, got, 1);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
-	/* In relay mode the poll ran once, for the baseline or a gap. */
-	if (!a->dead && a->mode == ACCT_POLL)
+	/* In relay mode the poll ran once, for the baseline or a gap, unless
+	 * another was asked for while this one ran. */
+	if (a->dead)
+		return;
+	if (a->poll_again)
+		ev_timer_set(&a->pd->ev, &a->poll_timer, 0);
+	else if (a->mode == ACCT_POLL)
 		acct_poll_again(a);
 }
 

@@ -79,6 +79,7 @@ struct acct {
 	uint8_t dirty;                   /* the db row needs writing */
 	uint8_t dead;
 	uint8_t failing;                 /* the last poll failed (log once) */
+	uint8_t poll_again;              /* a poll was asked for while one ran */
 };
 
 /* The bit of a type name, 0 when pushd does not report it. */
