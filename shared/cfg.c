@@ -44,6 +44,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL },
 	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL },
 	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL },
+	{ "api_budget_window", T_DURATION, O(api_budget_window), 1, DAY, NULL },
 	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL },
 	{ "upload_max", T_SIZE, O(upload_max), 1024, 1LL << 40, NULL },
 	{ "compress", T_BOOL, O(compress), 0, 0, NULL },
@@ -94,6 +95,7 @@ void cfg_defaults(struct cfg *c)
 	c->login_limit_all = 1000;
 	c->login_window = 15 * 60;
 	c->api_budget = 1200;
+	c->api_budget_window = 60;
 	c->max_request = 10LL << 20;
 	c->upload_max = 50LL << 20;
 	c->compress = 1;

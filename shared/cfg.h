@@ -30,7 +30,8 @@ struct cfg {
 	long login_limit_ip;        /* attempts per IP per window */
 	long login_limit_all;       /* flood ceiling: attempts per window, all IPs */
 	long login_window;          /* seconds */
-	long api_budget;            /* requests per session per minute, 0 = off */
+	long api_budget;            /* requests per session per window, 0 = off */
+	long api_budget_window;     /* seconds */
 	long long max_request;      /* bytes of a JMAP request body */
 	long long upload_max;       /* bytes of an upload */
 	int compress;

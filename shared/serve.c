@@ -88,12 +88,13 @@ static int within_budget(struct req *r)
 {
 	char what[64];
 	long limit = r->app->cfg.api_budget, retry = 0;
+	long window = r->app->cfg.api_budget_window;
 	int rc;
 
 	if (limit == 0)
 		return 1;
 	snprintf(what, sizeof(what), "api:%s", r->sess->id);
-	rc = rate_hit_batched(r->app, what, limit, 60, r->now, &retry);
+	rc = rate_hit_batched(r->app, what, limit, window, r->now, &retry);
 	if (rc == 0)
 		return 1;
 	if (rc == 1)

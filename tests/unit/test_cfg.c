@@ -46,6 +46,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.login_limit_all, 1000);
 	assert_int_equal(c.login_window, 15 * 60);
 	assert_int_equal(c.api_budget, 1200);
+	assert_int_equal(c.api_budget_window, 60);
 	assert_true(c.max_request == 10LL << 20);
 	assert_true(c.upload_max == 50LL << 20);
 	assert_int_equal(c.compress, 1);
@@ -205,6 +206,9 @@ static void int_bounds_are_inclusive(void **state)
 	assert_int_equal(set1(&c, "api_budget", "0"), 0);
 	assert_int_equal(c.api_budget, 0);
 	assert_int_equal(set1(&c, "api_budget", "100000001"), -1);
+	assert_int_equal(set1(&c, "api_budget_window", "5m"), 0);
+	assert_int_equal(c.api_budget_window, 300);
+	assert_int_equal(set1(&c, "api_budget_window", "0"), -1);
 	cfg_free(&c);
 }
 

@@ -496,6 +496,16 @@ static void session_route_with_cookie_reaches_handler(void **state)
 	buf_free(&f.out);
 }
 
+/* One budgeted call (POST /api/jmap) of the session in hdr at time at. */
+static void budget_call(struct testapp *t, struct fake *f, const char *hdr,
+    time_t at)
+{
+	fake_init(f, "POST", "/api/jmap");
+	fake_set(f, SERVE_CSRF_PARAM, "1");
+	fake_set(f, "HTTP_COOKIE", hdr);
+	run_at(t, f, at);
+}
+
 static void api_budget_429_on_third_call(void **state)
 {
 	struct testapp *t = *state;
@@ -507,10 +517,7 @@ static void api_budget_429_on_third_call(void **state)
 	make_session(t, T0, cookie);
 	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
 	for (i = 0; i < 3; i++) {
-		fake_init(&f, "POST", "/api/jmap");
-		fake_set(&f, SERVE_CSRF_PARAM, "1");
-		fake_set(&f, "HTTP_COOKIE", hdr);
-		run_at(t, &f, T0 + 10 + i);
+		budget_call(t, &f, hdr, T0 + 10 + i);
 		if (i < 2) {
 			assert_int_equal(status_of(&f), 200);
 			assert_null(header_of(&f, "Retry-After", v, sizeof(v)));
@@ -530,12 +537,34 @@ static void api_budget_429_on_third_call(void **state)
 	assert_int_equal(status_of(&f), 204);
 	buf_free(&f.out);
 	/* The next window starts afresh. */
-	fake_init(&f, "POST", "/api/jmap");
-	fake_set(&f, SERVE_CSRF_PARAM, "1");
-	fake_set(&f, "HTTP_COOKIE", hdr);
-	run_at(t, &f, T0 + 60);
+	budget_call(t, &f, hdr, T0 + 60);
 	assert_int_equal(status_of(&f), 200);
 	buf_free(&f.out);
+}
+
+/* api_budget_window sets the window the budget counts in. */
+static void api_budget_window_is_configured(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1], hdr[200], v[32];
+	struct fake f;
+	const int at[3] = { 1, 2, 10 }, want[3] = { 200, 429, 200 };
+	int i;
+
+	t->app.cfg.api_budget = 1;
+	t->app.cfg.api_budget_window = 10;
+	make_session(t, T0, cookie);
+	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
+	for (i = 0; i < 3; i++) {
+		budget_call(t, &f, hdr, T0 + at[i]);
+		assert_int_equal(status_of(&f), want[i]);
+		if (want[i] == 429) {
+			/* The window ends at T0 + 10, not at the minute. */
+			assert_non_null(header_of(&f, "Retry-After", v, sizeof(v)));
+			assert_string_equal(v, "8");
+		}
+		buf_free(&f.out);
+	}
 }
 
 static void api_budget_zero_is_off(void **state)
@@ -549,10 +578,7 @@ static void api_budget_zero_is_off(void **state)
 	make_session(t, T0, cookie);
 	snprintf(hdr, sizeof(hdr), SESS_COOKIE "=%s", cookie);
 	for (i = 0; i < 5; i++) {
-		fake_init(&f, "POST", "/api/jmap");
-		fake_set(&f, SERVE_CSRF_PARAM, "1");
-		fake_set(&f, "HTTP_COOKIE", hdr);
-		run_at(t, &f, T0 + 1);
+		budget_call(t, &f, hdr, T0 + 1);
 		assert_int_equal(status_of(&f), 200);
 		buf_free(&f.out);
 	}
@@ -1054,6 +1080,7 @@ int main(void)
 		T(session_route_with_bad_cookie_401),
 		T(session_route_with_cookie_reaches_handler),
 		T(api_budget_429_on_third_call),
+		T(api_budget_window_is_configured),
 		T(api_budget_zero_is_off),
 		T(bad_request_target_400),
 		T(path_and_query_split),
