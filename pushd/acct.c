@@ -290,6 +290,56 @@ static int acct_set_creds(struct acct *a, const struct sess *s)
 	    buf_puts(&a->creds, s->pass);
 }
 
+/* An easy handle for url with the account's credentials, or NULL. */
+static CURL *acct_easy(struct acct *a, const char *url)
+{
+	CURL *e = mc_easy(a->pd);
+
+	if (e && (curl_easy_setopt(e, CURLOPT_URL, url) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
+	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
+	    curl_easy_setopt(e, CURLOPT_PASSWORD,
+	    a->creds.data + strlen(a->creds.data) + 1))) {
+		curl_easy_cleanup(e);
+		e = NULL;
+	}
+	return e;
+}
+
+/* One JMAP API call of the account: body posted as JSON (copied), the
+ * answer given to write with a as its context. NULL when it cannot be set
+ * up. */
+static CURL *acct_api_easy(struct acct *a, const char *body,
+    curl_write_callback write)
+{
+	CURL *e = body ? acct_easy(a, a->api_url) : NULL;
+
+	if (e && (curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->pd->json_headers) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, a))) {
+		curl_easy_cleanup(e);
+		e = NULL;
+	}
+	return e;
+}
+
+/* The states a StateChange's "changed" object names for the account: the
+ * mask of types taken into states (strdup'd). */
+static unsigned changed_states(const struct acct *a, json_object *changed,
+    char *states[ACCT_NTYPES])
+{
+	json_object *mine = changed ? js_obj(changed, a->jmap_id) : NULL;
+	const char *st;
+	unsigned i, got = 0;
+
+	for (i = 0; mine && i < ACCT_NTYPES; i++)
+		if ((st = js_str(mine, acct_type_names[i])) != NULL &&
+		    (states[i] = strdup(st)) != NULL)
+			got |= 1u << i;
+	return got;
+}
+
 static void acct_on_poll_timer(struct ev *ev, struct ev_timer *t)
 {
 	struct acct *a = container_of(t, struct acct, poll_timer);
@@ -360,20 +410,14 @@ static int relay_event(void *ctx, const char *event, const char *data,
 {
 	struct acct *a = ctx;
 	char *states[ACCT_NTYPES] = { NULL };
-	json_object *o, *changed, *mine;
-	const char *st;
-	unsigned i, got = 0;
+	json_object *o;
+	unsigned i, got;
 
 	if (a->dead || strcmp(event, "state"))
 		return 0;
 	if ((o = js_parse(data, len)) == NULL)
 		return 0;
-	changed = js_obj(o, "changed");
-	mine = changed ? js_obj(changed, a->jmap_id) : NULL;
-	for (i = 0; mine && i < ACCT_NTYPES; i++)
-		if ((st = js_str(mine, acct_type_names[i])) != NULL &&
-		    (states[i] = strdup(st)) != NULL)
-			got |= 1u << i;
+	got = changed_states(a, js_obj(o, "changed"), states);
 	json_object_put(o);
 	if (got)
 		acct_new_states(a, states, got, 0);
@@ -519,21 +563,18 @@ static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 static void acct_relay_start(struct acct *a)
 {
 	struct pushd *pd = a->pd;
-	char *url = event_url_fill(a->event_url, "no", "30");
-	CURL *e = mc_easy(pd);
+	char *url;
+	CURL *e;
 
 	if (a->stream.easy)
 		return;
+	url = event_url_fill(a->event_url, "no", "30");
+	e = url ? acct_easy(a, url) : NULL;
 	a->stream.done = acct_relay_done;
 	a->relay_up = 0;
 	sse_reset(&a->sse);
-	if (url == NULL || e == NULL ||
-	    curl_easy_setopt(e, CURLOPT_URL, url) ||
+	if (e == NULL ||
 	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->sse_headers) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
-	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
-	    curl_easy_setopt(e, CURLOPT_PASSWORD,
-	    a->creds.data + strlen(a->creds.data) + 1) ||
 	    curl_easy_setopt(e, CURLOPT_TIMEOUT, 0L) ||
 	    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L) ||
 	    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, RELAY_STALL_S) ||
@@ -864,30 +905,17 @@ static void acct_poll_again(struct acct *a)
 
 static void acct_poll_start(struct acct *a)
 {
-	struct pushd *pd = a->pd;
 	char *body = poll_body(a);
-	CURL *e = mc_easy(pd);
+	CURL *e = acct_api_easy(a, body, poll_write);
 
+	free(body);
 	a->job.done = acct_poll_done;
 	a->poll_again = 0;
 	buf_reset(&a->resp);
-	if (body == NULL || e == NULL ||
-	    curl_easy_setopt(e, CURLOPT_URL, a->api_url) ||
-	    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->json_headers) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
-	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
-	    curl_easy_setopt(e, CURLOPT_PASSWORD,
-	    a->creds.data + strlen(a->creds.data) + 1) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, poll_write) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEDATA, a)) {
+	if (e == NULL)
 		log_err("pushd: cannot set up a poll");
-		curl_easy_cleanup(e);
-		e = NULL;
-	}
-	free(body);
 	a->job.easy = e;
-	if (e == NULL || mc_start(pd, &a->job) == -1)
+	if (e == NULL || mc_start(a->pd, &a->job) == -1)
 		acct_poll_again(a);
 }
 
@@ -1108,10 +1136,8 @@ static void sub_done(struct mc_job *job, CURLcode rc, long status);
 /* One PushSubscription call (args taken): 0, or -1. */
 static int sub_call(struct acct *a, int op, const char *method, json_object *args)
 {
-	struct pushd *pd = a->pd;
 	json_object *o = json_object_new_object(), *using, *calls, *call;
 	CURL *e;
-	int bad;
 
 	json_object_object_add(args, "accountId", json_object_new_string(a->jmap_id));
 	using = json_object_new_array();
@@ -1125,27 +1151,15 @@ static int sub_call(struct acct *a, int op, const char *method, json_object *arg
 	json_object_object_add(o, "using", using);
 	json_object_object_add(o, "methodCalls", calls);
 	buf_free(&a->sresp);
-	e = mc_easy(pd);
-	bad = e == NULL ||
-	    curl_easy_setopt(e, CURLOPT_URL, a->api_url) ||
-	    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS,
-	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->json_headers) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
-	    curl_easy_setopt(e, CURLOPT_USERNAME, a->creds.data) ||
-	    curl_easy_setopt(e, CURLOPT_PASSWORD,
-	    a->creds.data + strlen(a->creds.data) + 1) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sub_write) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+	e = acct_api_easy(a,
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), sub_write);
 	json_object_put(o);
-	if (bad) {
-		curl_easy_cleanup(e);
+	if (e == NULL)
 		return -1;
-	}
 	a->sjob.easy = e;
 	a->sjob.done = sub_done;
 	a->sop = (uint8_t)op;
-	return mc_start(pd, &a->sjob);
+	return mc_start(a->pd, &a->sjob);
 }
 
 static json_object *sub_utc(long long t)
@@ -1544,21 +1558,23 @@ static int token_stored(struct pushd *pd, const char *token)
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
+int acct_token_known(struct pushd *pd, const char *token)
+{
+	return acct_by_token(pd, token) ? 1 : token_stored(pd, token);
+}
+
 int acct_push_callback(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n)
 {
 	struct acct *a = acct_by_token(pd, token);
-	json_object *o, *changed, *mine;
+	json_object *o, *changed;
 	char *states[ACCT_NTYPES] = { NULL };
-	const char *type, *st, *id, *code;
-	unsigned i, got = 0;
+	const char *type, *id, *code;
+	unsigned i, got;
 	int known, rc;
 
-	if (a == NULL) {
-		known = token_stored(pd, token);
-		if (known <= 0)
-			return known == -1 ? 500 : 404;
-	}
+	if (a == NULL && (known = token_stored(pd, token)) <= 0)
+		return known == -1 ? 500 : 404;
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))
 		return 415;
@@ -1602,11 +1618,7 @@ int acct_push_callback(struct pushd *pd, const char *token,
 		json_object_put(o);
 		return 400;
 	}
-	mine = js_obj(changed, a->jmap_id);
-	for (i = 0; mine && i < ACCT_NTYPES; i++)
-		if ((st = js_str(mine, acct_type_names[i])) != NULL &&
-		    (states[i] = strdup(st)) != NULL)
-			got |= 1u << i;
+	got = changed_states(a, changed, states);
 	json_object_put(o);
 	if (got && a->ntabs)
 		acct_new_states(a, states, got, 0);

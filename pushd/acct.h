@@ -97,6 +97,9 @@ void acct_detach(struct tab *t);
 void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
+/* Whether token is a push subscription's of this pushd: 1, 0, or -1 when
+ * the database cannot tell. */
+int acct_token_known(struct pushd *pd, const char *token);
 /* POST /api/push/<token>: the HTTP status to answer (202 accepted, 403
  * refused, 400 malformed, 404 unknown, 415 not JSON, 500). */
 int acct_push_callback(struct pushd *pd, const char *token,

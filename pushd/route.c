@@ -83,10 +83,10 @@ static void push_handle(struct req *r)
 	if (q->head->too_large) {
 		/* Known or not, the body is not read: the token decides only
 		 * what happens to a body that fits. */
-		rc = acct_push_callback(q->c->pd, token, "application/json", "", 0);
-		if (rc == 404 || rc == 500)
-			req_error(r, rc, rc == 404 ? "not_found" : "internal_error",
-			    rc == 404 ? "No such push subscription." : "The push store failed.");
+		rc = acct_token_known(q->c->pd, token);
+		if (rc <= 0)
+			req_error(r, rc ? 500 : 404, rc ? "internal_error" : "not_found",
+			    rc ? "The push store failed." : "No such push subscription.");
 		else
 			req_error(r, 413, "too_large", "The push body is too large.");
 		return;
