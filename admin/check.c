@@ -4,7 +4,6 @@
 #include "admin.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 
 #include "addr.h"
 #include "db.h"
+#include "seal.h"
 
 static void report(struct admin_report *r, const char *what, const char *fmt,
     va_list ap)
@@ -109,27 +109,17 @@ static int check_private(struct admin_report *r, const char *key,
 	return 0;
 }
 
+/* The secret, read as the programs read it. */
 static void check_secret(struct admin_report *r, const char *path)
 {
-	char text[80];
-	ssize_t n;
-	int fd;
+	unsigned char key[APP_SECRET_LEN];
 
 	if (check_private(r, "secret_file", path) == -1)
 		return;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		admin_error(r, "secret_file %s: %s", path, strerror(errno));
-		return;
-	}
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
-		text[--n] = '\0';
-	if (n != 2 * APP_SECRET_LEN || strspn(text, "0123456789abcdefABCDEF") !=
-	    2 * APP_SECRET_LEN)
-		admin_error(r, "secret_file %s: not 64 hex digits", path);
-	memset(text, 0, sizeof(text));
+	if (app_read_secret(path, key) == -1)
+		admin_error(r, "secret_file %s: %s", path,
+		    errno == EINVAL ? "not 64 hex digits" : strerror(errno));
+	seal_wipe(key, sizeof(key));
 }
 
 /* The folder of the state: others must not be able to replace files. */

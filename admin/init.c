@@ -41,26 +41,23 @@ static void said(FILE *out, const char *what, const char *path, int existed)
 
 int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 {
-	struct cfg c;
 	struct app a;
 	int had_secret, had_db;
 
-	cfg_defaults(&c);
-	if (cfg_load(&c, path, err, errlen) == -1) {
-		cfg_free(&c);
+	if (app_load_cfg(&a, path, err, errlen) == -1)
+		return -1;
+	if (make_folder(a.cfg.state_db, out, err, errlen) == -1 ||
+	    make_folder(a.cfg.secret_file, out, err, errlen) == -1) {
+		cfg_free(&a.cfg);
 		return -1;
 	}
-	if (make_folder(c.state_db, out, err, errlen) == -1 ||
-	    make_folder(c.secret_file, out, err, errlen) == -1) {
-		cfg_free(&c);
+	had_secret = access(a.cfg.secret_file, F_OK) == 0;
+	had_db = access(a.cfg.state_db, F_OK) == 0;
+	/* This creates both 0600 when missing, and migrates the schema. */
+	if (app_open_cfg(&a, err, errlen) == -1) {
+		cfg_free(&a.cfg);
 		return -1;
 	}
-	had_secret = access(c.secret_file, F_OK) == 0;
-	had_db = access(c.state_db, F_OK) == 0;
-	cfg_free(&c);
-	/* app_open creates both 0600 when missing, and migrates the schema. */
-	if (app_open(&a, path, err, errlen) == -1)
-		return -1;
 	said(out, "secret_file", a.cfg.secret_file, had_secret);
 	said(out, "state_db", a.cfg.state_db, had_db);
 	if (geteuid() == 0 && (!had_secret || !had_db))

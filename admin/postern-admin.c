@@ -59,23 +59,21 @@ static int cmd_init(const char *path)
  * would make every session unreadable) or a database. */
 static int open_state(struct app *a, const char *path)
 {
+	const struct cfg *c = &a->cfg;
 	char err[1024];
-	struct cfg c;
 
-	cfg_defaults(&c);
-	if (cfg_load(&c, path, err, sizeof(err)) == -1) {
-		cfg_free(&c);
+	if (app_load_cfg(a, path, err, sizeof(err)) == -1)
 		return fail(err);
-	}
-	if (access(c.secret_file, F_OK) == -1 || access(c.state_db, F_OK) == -1) {
+	if (access(c->secret_file, F_OK) == -1 || access(c->state_db, F_OK) == -1) {
 		fprintf(stderr, "postern-admin: %s or %s is missing: run "
-		    "postern-admin init\n", c.secret_file, c.state_db);
-		cfg_free(&c);
+		    "postern-admin init\n", c->secret_file, c->state_db);
+		cfg_free(&a->cfg);
 		return EXIT_FAILURE;
 	}
-	cfg_free(&c);
-	if (app_open(a, path, err, sizeof(err)) == -1)
+	if (app_open_cfg(a, err, sizeof(err)) == -1) {
+		cfg_free(&a->cfg);
 		return fail(err);
+	}
 	return EXIT_SUCCESS;
 }
 

@@ -28,7 +28,9 @@ static int parse_secret(const char *text, size_t n, unsigned char *out)
 
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		n--;
-	if (n != 2 * APP_SECRET_LEN)
+	/* Hex digits only: sscanf alone would take signs and spaces. */
+	if (n != 2 * APP_SECRET_LEN ||
+	    strspn(text, "0123456789abcdefABCDEF") != 2 * APP_SECRET_LEN)
 		return -1;
 	for (i = 0; i < APP_SECRET_LEN; i++) {
 		if (sscanf(text + 2 * i, "%2x", &v) != 1)
@@ -38,7 +40,7 @@ static int parse_secret(const char *text, size_t n, unsigned char *out)
 	return 0;
 }
 
-static int read_secret(const char *path, unsigned char *out)
+int app_read_secret(const char *path, unsigned char *out)
 {
 	char text[2 * APP_SECRET_LEN + 8];
 	ssize_t n;
@@ -85,7 +87,7 @@ static int create_secret(const char *path, unsigned char *out)
 	if (close(fd) == -1)
 		rc = -1;
 	if (rc == 0 && link(tmp, path) == -1)
-		rc = errno == EEXIST && read_secret(path, out) == 0 ? 1 : -1;
+		rc = errno == EEXIST && app_read_secret(path, out) == 0 ? 1 : -1;
 	unlink(tmp);
 	return rc;
 }
@@ -95,7 +97,7 @@ static int load_secret(struct app *a, char *err, size_t errlen)
 	const char *path = a->cfg.secret_file;
 	int rc;
 
-	if (read_secret(path, a->secret) == 0)
+	if (app_read_secret(path, a->secret) == 0)
 		return 0;
 	if (errno == ENOENT && (rc = create_secret(path, a->secret)) >= 0) {
 		if (rc == 0)
@@ -127,14 +129,24 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	return 0;
 }
 
+int app_load_cfg(struct app *a, const char *path, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof(*a));
+	cfg_defaults(&a->cfg);
+	if (cfg_load(&a->cfg, path ? path : app_conf_path(), err, errlen) == -1) {
+		cfg_free(&a->cfg);
+		return -1;
+	}
+	return 0;
+}
+
 static int open_flags(struct app *a, const char *path, int later, char *err,
     size_t errlen)
 {
-	memset(a, 0, sizeof(*a));
+	if (app_load_cfg(a, path, err, errlen) == -1)
+		return -1;
 	a->db_later = later;
-	cfg_defaults(&a->cfg);
-	if (cfg_load(&a->cfg, path ? path : app_conf_path(), err, errlen) == -1 ||
-	    app_open_cfg(a, err, errlen) == -1) {
+	if (app_open_cfg(a, err, errlen) == -1) {
 		cfg_free(&a->cfg);
 		return -1;
 	}

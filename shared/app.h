@@ -28,11 +28,19 @@ struct app {
 	int db_later;          /* a database that will not open is retried */
 };
 
+/* Reads a server secret file (64 hex digits, a final newline allowed)
+ * into out: 0, or -1 with errno (EINVAL: the file holds no secret). */
+int app_read_secret(const char *path, unsigned char *out);
 /* Reads the configuration at path (or POSTERN_CONF, or the installed
  * default when path is NULL), opens the database, reads or creates the
  * secret. 0, or -1 with the reason in err. */
 int app_open(struct app *a, const char *path, char *err, size_t errlen);
-/* Same over a configuration already filled in (the tests). */
+/* Only the first step of app_open: a zeroed app with the configuration
+ * read (path as there). 0, or -1 with the reason in err. */
+int app_load_cfg(struct app *a, const char *path, char *err, size_t errlen);
+/* The rest of app_open over a configuration already filled in (the tests,
+ * postern-admin once it checked the paths); the caller frees the
+ * configuration when this fails. */
 int app_open_cfg(struct app *a, char *err, size_t errlen);
 /* As app_open for a responder: a state database that cannot be opened
  * (read-only, locked, its disk gone) is logged and not an error; app_db

@@ -247,6 +247,21 @@ static void write_conf(struct testapp *t, const char *extra, char *path,
 	fclose(f);
 }
 
+/* Breaks the secret file (its first digit becomes a sign, which sscanf
+ * alone would take), or mends it. */
+static void secret_break(struct testapp *t, int broken)
+{
+	static char saved;
+	FILE *f;
+
+	assert_non_null(f = fopen(t->secret_path, "r+"));
+	if (broken)
+		assert_int_equal(fread(&saved, 1, 1, f), 1);
+	rewind(f);
+	assert_int_equal(fputc(broken ? '+' : saved, f), broken ? '+' : saved);
+	fclose(f);
+}
+
 static int check(const char *path, struct mem *m)
 {
 	struct admin_report r;
@@ -285,6 +300,13 @@ static void test_check(void **state)
 	assert_non_null(strstr(mem_text(&m), "mode 0644"));
 	mem_close(&m);
 	assert_int_equal(chmod(t->secret_path, 0600), 0);
+
+	/* A secret file that holds no secret. */
+	secret_break(t, 1);
+	assert_int_equal(check(path, &m), 1);
+	assert_non_null(strstr(mem_text(&m), "not 64 hex digits"));
+	mem_close(&m);
+	secret_break(t, 0);
 
 	/* A database from a newer postern. */
 	exec(t, "PRAGMA user_version = 99");
