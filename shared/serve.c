@@ -203,13 +203,17 @@ static const char *cgi_param(void *ctx, const char *name)
 	return getenv(name);
 }
 
+/* One request over io; then, when it was valid, after (or NULL). */
 static void serve_one(struct app *a, const struct req_io *io,
-    const struct route *routes)
+    const struct route *routes, void (*after)(struct req *))
 {
 	struct req r;
 
-	if (req_init(&r, a, io) == 0)
+	if (req_init(&r, a, io) == 0) {
 		serve_dispatch(&r, routes);
+		if (after)
+			after(&r);
+	}
 	req_free(&r);
 }
 
@@ -243,13 +247,8 @@ static int serve_cgi(struct app *a, const struct route *routes)
 {
 	static const struct req_io io = { NULL, cgi_read, cgi_write, cgi_flush,
 	    cgi_param };
-	struct req r;
 
-	if (req_init(&r, a, &io) == 0) {
-		serve_dispatch(&r, routes);
-		cgi_drain(&r);
-	}
-	req_free(&r);
+	serve_one(a, &io, routes, cgi_drain);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -281,7 +280,7 @@ static int serve_fcgi(struct app *a, const struct route *routes, int fd)
 	}
 	io.ctx = &rq;
 	while (FCGX_Accept_r(&rq) >= 0) {
-		serve_one(a, &io, routes);
+		serve_one(a, &io, routes, NULL);
 		FCGX_Finish_r(&rq);
 	}
 	FCGX_Free(&rq, 1);
