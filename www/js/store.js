@@ -154,6 +154,12 @@ export async function loadThread(threadId) {
   return (list.length ? list : r.g.list).sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
 }
 
+// The text of some of an Email's body parts (their values as loadThread
+// fetches them), one part a line.
+export function bodyText(e, parts) {
+  return (parts || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n");
+}
+
 // -- writes ---------------------------------------------------------------
 
 // updates: {id: patch}. Returns the inverse patches (for undo).
