@@ -102,15 +102,16 @@ async function jmapIn(page, calls) {
   }, calls);
 }
 
-// Sends a plain mail as the page's user, straight through JMAP.
-async function sendAs(page, to, subject, text) {
+// Sends a plain mail as the page's user, straight through JMAP; extra
+// goes into the Email (inReplyTo, references for a reply).
+async function sendAs(page, to, subject, text, extra = {}) {
   const [[, ids], [, boxes]] = await jmapIn(page, [["Identity/get", { accountId: "$ACC" }, "i"],
     ["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
   const drafts = boxes.list.find((m) => m.role === "drafts").id;
   const me = ids.list[0];
   const r = await jmapIn(page, [
     ["Email/set", { accountId: "$ACC", create: { m: { mailboxIds: { [drafts]: true }, from: [{ email: me.email }], to: [{ email: to }],
-      subject, bodyValues: { b: { value: text } }, textBody: [{ partId: "b", type: "text/plain" }] } } }, "e"],
+      subject, bodyValues: { b: { value: text } }, textBody: [{ partId: "b", type: "text/plain" }], ...extra } } }, "e"],
     ["EmailSubmission/set", { accountId: "$ACC", create: { s: { identityId: me.id, emailId: "#m" } } }, "s"]]);
   assert(r[1][0] === "EmailSubmission/set" && r[1][1].created?.s, `sent: ${JSON.stringify(r).slice(0, 300)}`);
 }
@@ -468,6 +469,37 @@ test("folders: a new nested folder appears live, indented under its parent", asy
   assert(order.indexOf("Apollo") === order.indexOf("Projects") + 1, `under its parent: ${order}`);
   assert(order[0] === "Inbox", `Inbox first: ${order}`);
   await page.context().close();
+});
+
+test("live: a reply into an open conversation updates its row's count without a reload", async () => {
+  const carol = await newPage();
+  await signIn(carol, "carol");
+  assert(await carol.getAttribute("#threads", "aria-pressed") === "true", "conversation view on");
+  await carol.evaluate(() => { window.notReloaded = true; });
+  const bob = await newPage();
+  await signIn(bob, "bob");
+  await sendAs(bob, "carol@example.test", "Count me live", "The first of two.");
+  const first = row(carol, "Count me live");
+  await first.waitFor({ timeout: 30000 });
+  assert(await first.locator(".n").count() === 0, "one message: no count");
+  const [, [, got]] = await jmapIn(carol, [
+    ["Email/query", { accountId: "$ACC", filter: { subject: "Count me live" } }, "q"],
+    ["Email/get", { accountId: "$ACC", "#ids": { resultOf: "q", name: "Email/query", path: "/ids" }, properties: ["messageId"] }, "g"]]);
+  const mid = got.list[0].messageId;
+  await sendAs(bob, "carol@example.test", "Re: Count me live", "The second.", { inReplyTo: mid, references: mid });
+  // The reply's row stands for the conversation: its count comes with the
+  // live refresh, not from a reload or a reopened folder.
+  const counted = () => carol.locator("#list .row[data-id]", { hasText: "Re: Count me live" }).locator(".n", { hasText: "2" });
+  try {
+    await counted().waitFor({ timeout: 30000 });
+  } catch (e) {
+    const [[, q]] = await jmapIn(carol, [["Email/query", { accountId: "$ACC", filter: { subject: "Count me live" }, collapseThreads: true }, "q"]]);
+    throw new Error(`no count of 2 on the row (the server has ${q.ids.length} conversation(s)): ${await carol.textContent("#list")}`.slice(0, 600));
+  }
+  assert(await carol.evaluate(() => window.notReloaded === true), "the page was not reloaded");
+  assert(carol.errors.length === 0, carol.errors.join("; "));
+  await bob.context().close();
+  await carol.context().close();
 });
 
 test(`virtual list: ${Number(process.env.BULK || 2000)} more messages stay smooth (BULK=20000 for the full size)`, async () => {

@@ -76,4 +76,7 @@ export function size(bytes) {
     maximumFractionDigits: i ? 1 : 0 }).format(v);
 }
 export const number = (n) => new Intl.NumberFormat(locale).format(n);
+// An address list as people write it (Name <email>, ...): shown by the
+// reader, edited in the composer's fields.
+export const addresses = (list) => (list || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(", ");
 export const getLocale = () => locale;

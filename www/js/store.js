@@ -87,6 +87,18 @@ export async function ensureRange(from, to) {
 }
 
 async function fetchPage(p, my) {
+  const q = await readPage(p, my);
+  if (!q) return;
+  state.total = q.total;
+  place(state.ids, q);
+  emit("list");
+}
+export const threadSize = new Map();
+
+// One page of the list, the only place that builds the list query: its
+// emails and, in conversation view, their threads' sizes, so a row's
+// count is as fresh as the row. Null when the list changed meanwhile.
+async function readPage(p, my) {
   const r = await jmap.call([
     ["Email/query", { accountId: acc(), filter: listFilter(), collapseThreads: state.threads,
       sort: [{ property: "receivedAt", isAscending: false }], position: p * PAGE, limit: PAGE,
@@ -95,17 +107,16 @@ async function fetchPage(p, my) {
     ...(state.threads ? [["Thread/get", { accountId: acc(),
       "#ids": ref("g", "Email/get", "/list/*/threadId") }, "t"]] : []),
   ]);
-  if (my !== gen) return;
+  if (my !== gen) return null;
   if (r.q instanceof Error) throw r.q;
   for (const e of r.g.list) state.emails.set(e.id, e);
   if (r.t && !(r.t instanceof Error)) for (const th of r.t.list) threadSize.set(th.id, th.emailIds.length);
-  state.total = r.q.total;
   state.queryState = r.q.queryState;
   state.emailState = r.g.state;
-  r.q.ids.forEach((id, i) => { state.ids[r.q.position + i] = id; });
-  emit("list");
+  return r.q;
 }
-export const threadSize = new Map();
+
+const place = (ids, q) => q.ids.forEach((id, i) => { ids[q.position + i] = id; });
 
 // The emails a list row stands for: the row's email, or in thread mode the
 // thread's emails in the current folder (all of them in a search).
@@ -141,6 +152,12 @@ export async function loadThread(threadId) {
   const list = r.g.list.filter((e) => !trash || !e.mailboxIds[trash] || state.current === trash);
   for (const e of r.g.list) state.emails.set(e.id, { ...state.emails.get(e.id), ...e });
   return (list.length ? list : r.g.list).sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+}
+
+// The text of some of an Email's body parts (their values as loadThread
+// fetches them), one part a line.
+export function bodyText(e, parts) {
+  return (parts || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n");
 }
 
 // -- writes ---------------------------------------------------------------
@@ -253,19 +270,10 @@ async function reloadList() {
   const ids = [];
   let total = state.total;
   for (const p of pages) {
-    const r = await jmap.call([
-      ["Email/query", { accountId: acc(), filter: listFilter(), collapseThreads: state.threads,
-        sort: [{ property: "receivedAt", isAscending: false }], position: p * PAGE, limit: PAGE,
-        calculateTotal: true }, "q"],
-      ["Email/get", { accountId: acc(), "#ids": ref("q", "Email/query", "/ids"), properties: LIST_PROPS }, "g"],
-    ]);
-    if (my !== gen) return;
-    if (r.q instanceof Error) throw r.q;
-    for (const e of r.g.list) state.emails.set(e.id, e);
-    total = r.q.total;
-    state.emailState = r.g.state;
-    state.queryState = r.q.queryState;
-    r.q.ids.forEach((id, i) => { ids[p * PAGE + i] = id; });
+    const q = await readPage(p, my);
+    if (!q) return;
+    total = q.total;
+    place(ids, q);
   }
   state.ids = ids;
   state.total = total;

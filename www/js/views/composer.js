@@ -4,10 +4,10 @@
 // you type; sent with EmailSubmission using the chosen identity, the sent
 // copy moved from Drafts to Sent.
 import { h } from "../dom.js";
-import { t, size } from "../i18n.js";
+import { t, size, addresses } from "../i18n.js";
 import * as api from "../api.js";
 import * as jmap from "../jmap.js";
-import { state, roleBox } from "../store.js";
+import { state, roleBox, bodyText } from "../store.js";
 import * as settings from "../settings.js";
 import * as rich from "./richtext.js";
 
@@ -18,11 +18,9 @@ const parseAddrs = (s) => s.split(/[,;]\s*/).map((x) => x.trim()).filter(Boolean
   const m = x.match(/^(.*)<([^>]+)>$/);
   return m ? { name: m[1].trim().replace(/^"|"$/g, "") || null, email: m[2].trim() } : { email: x };
 });
-const fmtAddrs = (l) => (l || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(", ");
 
 function quote(e) {
-  const text = (e.textBody || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n")
-    || (e.preview || "");
+  const text = bodyText(e, e.textBody) || (e.preview || "");
   return text.split("\n").map((l) => `> ${l}`).join("\n");
 }
 
@@ -52,8 +50,8 @@ function prefillBody(mode, src) {
   const me = pickIdentity(src)?.email || state.session?.username;
   if (!src || mode === "new") return { to: "", cc: "", bcc: "", subject: "", body: "" };
   if (mode === "draft") {
-    return { to: fmtAddrs(src.to), cc: fmtAddrs(src.cc), bcc: fmtAddrs(src.bcc), subject: src.subject || "",
-      body: (src.textBody || []).map((p) => src.bodyValues?.[p.partId]?.value || "").join("\n"),
+    return { to: addresses(src.to), cc: addresses(src.cc), bcc: addresses(src.bcc), subject: src.subject || "",
+      body: bodyText(src, src.textBody),
       html: (src.htmlBody || []).some((p) => p.type === "text/html")
         ? src.htmlBody.map((p) => src.bodyValues?.[p.partId]?.value || "").join("") : null,
       identityEmail: src.from?.[0]?.email,
@@ -63,14 +61,14 @@ function prefillBody(mode, src) {
   const subj = src.subject || "";
   if (mode === "forward") {
     return { to: "", cc: "", bcc: "", subject: /^fwd?:/i.test(subj) ? subj : `Fwd: ${subj}`,
-      body: `\n\n${t("compose.forwarded")}\n${t("reader.from")} ${fmtAddrs(src.from)}\n${t("reader.subject")} ${subj}\n\n${quote(src)}`,
+      body: `\n\n${t("compose.forwarded")}\n${t("reader.from")} ${addresses(src.from)}\n${t("reader.subject")} ${subj}\n\n${quote(src)}`,
       attachments: (src.attachments || []).map((a) => ({ blobId: a.blobId, name: a.name, type: a.type, size: a.size })) };
   }
   const to = src.replyTo && src.replyTo.length ? src.replyTo : src.from;
   let cc = [];
   if (mode === "replyAll") cc = [...(src.to || []), ...(src.cc || [])].filter((a) => a.email !== me && !(to || []).some((b) => b.email === a.email));
-  return { to: fmtAddrs(to), cc: fmtAddrs(cc), bcc: "", subject: /^re:/i.test(subj) ? subj : `Re: ${subj}`,
-    body: `\n\n${t("compose.wrote", { name: fmtAddrs(src.from) })}\n${quote(src)}`,
+  return { to: addresses(to), cc: addresses(cc), bcc: "", subject: /^re:/i.test(subj) ? subj : `Re: ${subj}`,
+    body: `\n\n${t("compose.wrote", { name: addresses(src.from) })}\n${quote(src)}`,
     inReplyTo: src.messageId, references: [...(src.references || []), ...(src.messageId || [])] };
 }
 
@@ -93,8 +91,8 @@ export function open(root, mode, src, { onClose, toast }) {
   const fromField = state.identities.length > 1
     ? h("label.field", {}, h("span", {}, t("compose.from")),
       h("select", { name: "from", onchange: (ev) => { identity = state.identities.find((i) => i.id === ev.target.value) || identity; } },
-        state.identities.map((i) => h("option", { value: i.id, selected: i.id === identity?.id }, fmtAddrs([i])))))
-    : h("p.fromline", {}, t("reader.from"), " ", identity ? fmtAddrs([identity]) : state.session?.username || "");
+        state.identities.map((i) => h("option", { value: i.id, selected: i.id === identity?.id }, addresses([i])))))
+    : h("p.fromline", {}, t("reader.from"), " ", identity ? addresses([identity]) : state.session?.username || "");
   const field = (name, label, value, type = "text") => h("label.field", {}, h("span", {}, label),
     h("input", { name, type, value: value || "", autocomplete: "off", multiple: type === "email" ? true : null }));
   const attList = h("ul.att-list", { "aria-label": t("reader.attachments") });

@@ -6,7 +6,7 @@ import * as store from "../store.js";
 const { state } = store;
 
 const OVERSCAN = 8;
-let root, inner, rowH = 68;
+let root, inner, rowH = 68, measured = false;
 let focus = -1;
 export const selected = new Set();
 let handlers = {};
@@ -24,6 +24,13 @@ export function mount(el, opts) {
     requestAnimationFrame(() => { queued = false; paint(false); });
   }, { passive: true });
   new ResizeObserver(() => paint()).observe(root);
+  // The row height changes only with the density (on <html>, see
+  // settings.apply): measured again then, not on every scroll.
+  new MutationObserver((recs) => {
+    if (recs.every((r) => r.oldValue === document.documentElement.dataset.density)) return;
+    measured = false;
+    paint();
+  }).observe(document.documentElement, { attributes: true, attributeOldValue: true, attributeFilter: ["data-density"] });
   root.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && focus >= 0) handlers.onOpen(state.ids[focus]); });
 }
 
@@ -125,12 +132,18 @@ function row(i) {
   return el;
 }
 
+// --row-h from the style sheet; tried again on the next paint while the
+// sheet has not set it.
+function measure() {
+  const v = parseFloat(getComputedStyle(root).getPropertyValue("--row-h"));
+  if (v) { rowH = v; measured = true; }
+}
+
 let painted = "";
 // paint(false) (on scroll) skips the work when the same rows are in view.
 export function paint(force = true) {
   if (!root) return;
-  const probe = getComputedStyle(root).getPropertyValue("--row-h");
-  if (probe) rowH = parseFloat(probe) || rowH;
+  if (!measured) measure();
   inner.style.height = `${state.total * rowH}px`;
   const from = Math.max(0, Math.floor(root.scrollTop / rowH) - OVERSCAN);
   const to = Math.min(state.total, Math.ceil((root.scrollTop + root.clientHeight) / rowH) + OVERSCAN);

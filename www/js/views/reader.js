@@ -5,16 +5,10 @@
 // /api/blob. The mail's own CSS is cleaned and applied by mailstyle.js.
 import DOMPurify from "../../vendor/purify.es.js";
 import { h } from "../dom.js";
-import { t, longDate, size } from "../i18n.js";
+import { t, longDate, size, addresses } from "../i18n.js";
 import { blobUrl } from "../api.js";
-import { state } from "../store.js";
+import { state, bodyText } from "../store.js";
 import * as mailstyle from "./mailstyle.js";
-
-const addr = (list) => (list || []).map((a) => (a.name ? `${a.name} <${a.email}>` : a.email)).join(", ");
-
-function bodyText(e, parts) {
-  return (parts || []).map((p) => e.bodyValues?.[p.partId]?.value || "").join("\n");
-}
 
 // Sanitise and rewrite a mail's HTML. Returns {html, blocked, css}: the
 // mail's <style> sheets and style attributes (as data-pstyle) cleaned, to
@@ -94,12 +88,12 @@ function message(e, { showImages, onShowImages, expanded }) {
     body.append(h("pre.text", {}, bodyText(e, e.textBody)));
   }
   const atts = (e.attachments || []).filter((a) => !(a.cid && htmlParts.length && a.disposition !== "attachment"));
-  return h("article.msg", { "data-id": e.id, open: expanded, "aria-label": t("reader.messageFrom", { name: addr(e.from) }) },
+  return h("article.msg", { "data-id": e.id, open: expanded, "aria-label": t("reader.messageFrom", { name: addresses(e.from) }) },
     h("header", {},
-      h("div.from", {}, h("strong", {}, addr(e.from) || t("list.unknownSender"))),
+      h("div.from", {}, h("strong", {}, addresses(e.from) || t("list.unknownSender"))),
       h("time", { datetime: e.receivedAt }, longDate(e.receivedAt)),
-      h("div.to", {}, t("reader.to"), " ", addr(e.to)),
-      e.cc && e.cc.length ? h("div.to", {}, t("reader.cc"), " ", addr(e.cc)) : null),
+      h("div.to", {}, t("reader.to"), " ", addresses(e.to)),
+      e.cc && e.cc.length ? h("div.to", {}, t("reader.cc"), " ", addresses(e.cc)) : null),
     blocked ? h("p.images", {}, t("reader.imagesBlocked", { n: blocked }), " ",
       h("button.show-images", { type: "button", onclick: onShowImages }, t("reader.showImages"))) : null,
     body,
