@@ -444,7 +444,18 @@ class Suite:
         return before + (1 if answers[0][1].status == 200 else 0)
 
     def remount(self, opts):
-        subprocess.run(["mount", "-o", f"remount,{opts}", self.dbdir], check=True)
+        """Remounts the database's file system. Read-only waits while a
+        stopped process still holds a file open for writing (under
+        valgrind a responder takes seconds to exit after lighttpd)."""
+        end = time.monotonic() + 10 * SLOW
+        while True:
+            r = subprocess.run(["mount", "-o", f"remount,{opts}", self.dbdir],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                return
+            if time.monotonic() > end:
+                raise RuntimeError(f"remount,{opts}: {r.stderr.strip()}")
+            time.sleep(0.2)
 
     def db_readonly(self):
         """The database's file system read-only: the responders and pushd
