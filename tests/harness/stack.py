@@ -73,6 +73,32 @@ def wait_until(pred, timeout, what):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
+def proc_stat(pid):
+    """(state, parent pid) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+    except OSError:
+        return None
+    fields = st[st.rindex(")") + 2:].split()
+    return fields[0], int(fields[1])
+
+
+def children(pid):
+    """The pids whose parent is pid."""
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        st = proc_stat(d)
+        if st and st[1] == pid:
+            out.append(int(d))
+    return out
+
+
+def gone(pids):
+    """Whether none of pids runs any more (a zombie has ended)."""
+    return all((proc_stat(p) or ("Z",))[0] == "Z" for p in pids)
+
+
 def port_open(port):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -193,12 +219,20 @@ class Stack:
 
     def stop_lighttpd(self):
         if self.lighttpd and self.lighttpd.poll() is None:
-            # lighttpd stops the FastCGI children it spawned.
+            # lighttpd stops the FastCGI children it spawned, without
+            # waiting for them: they are waited for here, so that the
+            # state database is closed when this returns (its last
+            # connection checkpoints it and removes the WAL files).
+            kids = children(self.lighttpd.pid)
             self.lighttpd.send_signal(signal.SIGTERM)
             try:
-                self.lighttpd.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.lighttpd.pid, signal.SIGKILL)
+                self.lighttpd.wait(10 * SLOW)
+                wait_until(lambda: gone(kids), 10 * SLOW, "lighttpd's children to end")
+            except (subprocess.TimeoutExpired, RuntimeError):
+                try:
+                    os.killpg(self.lighttpd.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 self.lighttpd.wait()
         self.lighttpd = None
 
@@ -245,7 +279,7 @@ class Stack:
         if self.pushd and self.pushd.poll() is None:
             self.pushd.send_signal(sig)
             try:
-                self.pushd.wait(30)
+                self.pushd.wait(30 * SLOW)
             except subprocess.TimeoutExpired:
                 os.killpg(self.pushd.pid, signal.SIGKILL)
                 self.pushd.wait()

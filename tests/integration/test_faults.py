@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
-from stack import SLOW, Stack, free_port  # noqa: E402
+from stack import SLOW, Stack, children, free_port  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import Stream, changed, is_state, wait_for  # noqa: E402
 from test_pushd_stalwart import Upstream  # noqa: E402
@@ -65,22 +65,25 @@ def responder_name(pid):
     return None
 
 
-def responder_pids(lighttpd_pid):
-    """{pid: name} of the postern responders this lighttpd runs now."""
+def holders(folder):
+    """{pid: command line} of the processes with a file in folder open."""
     out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                st = f.read()
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(folder + "/")
+                   for fd in fds):
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    out[int(pid)] = f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
         except OSError:
             continue
-        ppid = int(st[st.rindex(")") + 2:].split()[1])
-        name = responder_name(pid) if ppid == lighttpd_pid else None
-        if name:
-            out[int(pid)] = name
     return out
+
+
+def responder_pids(lighttpd_pid):
+    """{pid: name} of the postern responders this lighttpd runs now."""
+    names = {pid: responder_name(pid) for pid in children(lighttpd_pid)}
+    return {pid: name for pid, name in names.items() if name}
 
 
 def fetch(c, method, path, body=None, headers=None):
@@ -454,7 +457,8 @@ class Suite:
             if r.returncode == 0:
                 return
             if time.monotonic() > end:
-                raise RuntimeError(f"remount,{opts}: {r.stderr.strip()}")
+                raise RuntimeError(f"remount,{opts}: {r.stderr.strip()}; open there: "
+                                   f"{holders(self.dbdir)}")
             time.sleep(0.2)
 
     def db_readonly(self):
