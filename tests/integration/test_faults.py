@@ -15,6 +15,7 @@ every wait has a deadline. Arguments name parts to run alone (e.g.
 db_busy), for debugging."""
 
 import http.client
+from contextlib import closing
 import json
 import os
 import resource
@@ -287,8 +288,10 @@ class Suite:
 
     def account_mode(self):
         try:
-            with sqlite3.connect(f"file:{self.s.state_db}?mode=ro", uri=True,
-                                 timeout=5) as db:
+            # closing(): a connection's own "with" only ends a transaction,
+            # and one left open keeps the file system from going read-only.
+            with closing(sqlite3.connect(f"file:{self.s.state_db}?mode=ro", uri=True,
+                                         timeout=5)) as db:
                 row = db.execute("SELECT mode FROM push_accounts WHERE tabs > 0"
                                  " ORDER BY updated DESC LIMIT 1").fetchone()
             return row[0] if row else None
