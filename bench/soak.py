@@ -53,8 +53,6 @@ sys.path.insert(0, os.path.join(TOP, "tests", "harness"))
 sys.path.insert(0, os.path.join(TOP, "tests", "integration"))
 sys.path.insert(0, HERE)
 
-from test_faults import responder_pids  # noqa: E402
-
 ALICE, BOB = "alice@example.test", "bob@example.test"
 PASSWORDS = {ALICE: "alice-demo-pass", BOB: "bob-demo-pass"}
 USER_LIMIT = 10
@@ -86,6 +84,7 @@ def fds(pid):
 
 def processes(stack):
     """{name: pid} of pushd, lighttpd and the responders it runs."""
+    from test_faults import responder_pids  # after main set POSTERN_BUILDDIR
     out = {"pushd": stack.pushd.pid, "lighttpd": stack.lighttpd.pid}
     counts = {}
     for pid, name in sorted(responder_pids(stack.lighttpd.pid).items()):
@@ -296,6 +295,7 @@ def main():
     args = ap.parse_args()
     os.environ["POSTERN_BUILDDIR"] = os.path.abspath(args.builddir)
     os.environ.setdefault("POSTERN_SRCDIR", TOP)
+    # Only now: the harness reads POSTERN_BUILDDIR when it is imported.
     from stack import Stack, free_port
     from streams import start_lighttpd
     from test_pushd_stalwart import Upstream
