@@ -537,23 +537,23 @@ static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 		acct_check_tabs(a, 1);
 		return;
 	}
-	if (!a->relay_ever || (!was_up && ++a->relay_fails >= RELAY_FAILS_MAX)) {
-		/* No event stream here (Cyrus 3.6 answers 204), or it stopped
-		 * working: polling, without dropping a tab. */
-		if (!a->relay_ever || a->mode != ACCT_POLL) {
-			/* (An account that streamed before and is in poll
-			 * mode already fell back: this was a retry.) */
-			log_debug("pushd: event_url answered %ld (%s): polling",
-			    status, curl_easy_strerror(rc));
-			ev_timer_stop(&a->pd->ev, &a->check_timer);
-			acct_use_poll(a);
-		}
-		/* A server that streamed before may again (a restart slower
-		 * than three reconnects): it is tried on the backoff while
-		 * the poll carries the changes. */
-		if (a->relay_ever)
-			relay_again(a, rc, status);
+	if (!a->relay_ever && status != 0) {
+		/* It answered, and not with a stream (Cyrus 3.6: 204): no
+		 * event stream here. Polling, for good. */
+		log_debug("pushd: event_url answered %ld: polling", status);
+		ev_timer_stop(&a->pd->ev, &a->check_timer);
+		acct_use_poll(a);
 		return;
+	}
+	if (!was_up && ++a->relay_fails == RELAY_FAILS_MAX) {
+		/* It stopped working, or never answered at all (refused,
+		 * reset, no head by the deadline: a server mid-restart):
+		 * polling, without dropping a tab, while the stream is tried
+		 * on the backoff. */
+		log_debug("pushd: the event stream fails (%s, HTTP %ld): polling",
+		    curl_easy_strerror(rc), status);
+		ev_timer_stop(&a->pd->ev, &a->check_timer);
+		acct_use_poll(a);
 	}
 	relay_again(a, rc, status);
 }

@@ -286,13 +286,14 @@ class Suite:
         for s in tabs:
             s.close()
 
-    def account_mode(self):
+    def account_mode(self, column="mode"):
+        """A column of the row pushd keeps for the account with tabs."""
         try:
             # closing(): a connection's own "with" only ends a transaction,
             # and one left open keeps the file system from going read-only.
             with closing(sqlite3.connect(f"file:{self.s.state_db}?mode=ro", uri=True,
                                          timeout=5)) as db:
-                row = db.execute("SELECT mode FROM push_accounts WHERE tabs > 0"
+                row = db.execute(f"SELECT {column} FROM push_accounts WHERE tabs > 0"
                                  " ORDER BY updated DESC LIMIT 1").fetchone()
             return row[0] if row else None
         except sqlite3.Error:
@@ -332,6 +333,38 @@ class Suite:
         self.t.ok(all(got), f"pushd {label}, upstream {mode}: the change made "
                   "during the fault reaches every tab after it clears",
                   f"{sum(1 for g in got if g)}/{len(tabs)}")
+
+    def pushd_relay_first(self):
+        """The mail server takes pushd's first event stream request and
+        never answers (a restart as the first tab opens): the account is
+        polled meanwhile, and relayed once the stream answers, not polled
+        for good as a server without an event stream is."""
+        c = self.signed_in()
+        for s in self.streams:
+            s.close()
+        self.s.stop_pushd()
+        self.fault("/jmap/eventsource", "hang")
+        try:
+            self.s.start_pushd()
+            tabs = self.tabs(c, 2)
+            # The first poll's answer is the baseline: the change comes after.
+            polled = wait_for(lambda: self.account_mode("state"), 30 * SLOW)
+            self.t.ok(polled, "pushd relay, first stream unanswered: the account is polled")
+            ev = self.up.control("deliver", {"account": ALICE, "subject": "first hang"})
+            got = [s.wait(self.has_change(ev), 30 * SLOW) for s in tabs]
+            self.t.ok(all(got), "pushd relay, first stream unanswered: a change "
+                      "reaches the tabs by polling", f"{sum(1 for g in got if g)}/2")
+        finally:
+            self.heal("hang")
+        up = wait_for(lambda: self.account_mode() == "relay", 30 * SLOW)
+        self.t.ok(up, "pushd relay, first stream unanswered: relayed once it "
+                  "answers", self.account_mode())
+        ev = self.up.control("deliver", {"account": ALICE, "subject": "first relayed"})
+        got = [s.wait(self.has_change(ev), 20) for s in tabs]
+        self.t.ok(all(got), "pushd relay, first stream unanswered: a change "
+                  "reaches the tabs after", f"{sum(1 for g in got if g)}/2")
+        for s in tabs:
+            s.close()
 
     def pushd_poll_faults(self):
         """The same with pushd polling (push_mode = poll): pushd is
@@ -659,6 +692,7 @@ class Suite:
         self.dbdir = dbdir
         parts = [("upstream_faults", self.upstream_faults, ()),
                  ("pushd_relay_faults", self.pushd_faults, ("relay",)),
+                 ("pushd_relay_first", self.pushd_relay_first, ()),
                  ("pushd_poll_faults", self.pushd_poll_faults, ()),
                  ("db_busy", self.db_busy, ("busy",)),
                  ("db_locked", self.db_busy, ("locked",))]
