@@ -96,7 +96,19 @@ def children(pid):
 
 def gone(pids):
     """Whether none of pids runs any more (a zombie has ended)."""
-    return all((proc_stat(p) or ("Z",))[0] == "Z" for p in pids)
+    states = (proc_stat(p) for p in pids)
+    return all(st is None or st[0] == "Z" for st in states)
+
+
+def proc_args(pid):
+    """A process's command line as a list, or [] when it is gone. Under a
+    tool such as valgrind the program is one of these, not the process's
+    name or /proc/PID/exe."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
 
 
 def port_open(port):

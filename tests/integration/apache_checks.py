@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 import apache  # noqa: E402
 import demo_mail  # noqa: E402
 from client import Client  # noqa: E402
-from stack import SLOW  # noqa: E402
+from stack import SLOW, proc_args, proc_stat  # noqa: E402
 import suite  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import Stream, is_state, message  # noqa: E402
@@ -192,13 +192,8 @@ def no_pushd(t, stack):
 
 def descendants(pid):
     """The pids below pid, from /proc."""
-    parents = {}
-    for d in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
+    stats = {int(d): proc_stat(d) for d in filter(str.isdigit, os.listdir("/proc"))}
+    parents = {p: st[1] for p, st in stats.items() if st}
     found, todo = set(), [pid]
     while todo:
         p = todo.pop()
@@ -215,11 +210,9 @@ def runs_program(pid, exe):
     try:
         if os.path.realpath(f"/proc/{pid}/exe") == exe:
             return True
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
     except OSError:
         return False
-    return any(os.path.realpath(a) == exe for a in args)
+    return any(os.path.realpath(a) == exe for a in proc_args(pid))
 
 
 def fcgid_keeps_processes(t, stack):

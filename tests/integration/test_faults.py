@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
-from stack import SLOW, Stack, children, free_port  # noqa: E402
+from stack import SLOW, Stack, children, free_port, proc_args  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import Stream, changed, is_state, wait_for  # noqa: E402
 from test_pushd_stalwart import Upstream  # noqa: E402
@@ -52,18 +52,10 @@ KEEPALIVE_IDLE = 5      # lighttpd's server.max-keep-alive-idle (its default)
 
 
 def responder_name(pid):
-    """The postern responder a process runs, from its command line (a
-    tool such as valgrind runs it under the tool's own name), or None."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
-    except OSError:
-        return None
-    for a in args:
-        name = os.path.basename(a.decode(errors="replace"))
-        if name.startswith("postern-") and not name.endswith(".log"):
-            return name
-    return None
+    """The postern responder a process runs, from its command line, or
+    None."""
+    names = [os.path.basename(a) for a in proc_args(pid)]
+    return next((n for n in names if n.startswith("postern-")), None)
 
 
 def holders(folder):
@@ -74,8 +66,7 @@ def holders(folder):
             fds = os.listdir(f"/proc/{pid}/fd")
             if any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(folder + "/")
                    for fd in fds):
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    out[int(pid)] = f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+                out[int(pid)] = " ".join(proc_args(pid))[:200]
         except OSError:
             continue
     return out
@@ -286,8 +277,9 @@ class Suite:
         for s in tabs:
             s.close()
 
-    def account_mode(self, column="mode"):
-        """A column of the row pushd keeps for the account with tabs."""
+    def push_account(self, column="mode"):
+        """A column (mode, state) of the row pushd keeps for the account
+        with tabs."""
         try:
             # closing(): a connection's own "with" only ends a transaction,
             # and one left open keeps the file system from going read-only.
@@ -304,17 +296,17 @@ class Suite:
         fallback an earlier fault left (its retry backoff reaches 60 s):
         when the account is not relaying, pushd is restarted and the tabs
         opened again."""
-        if wait_for(lambda: self.account_mode() == "relay", 3 * SLOW):
+        if wait_for(lambda: self.push_account() == "relay", 3 * SLOW):
             return tabs
         for s in tabs:
             s.close()
         self.s.stop_pushd()
         self.s.start_pushd()
         tabs = self.tabs(c, 5)
-        up = wait_for(lambda: self.account_mode() == "relay", 10 * SLOW)
+        up = wait_for(lambda: self.push_account() == "relay", 10 * SLOW)
         self.t.ok(up and all(s.status == 200 for s in tabs),
                   f"pushd relay, upstream {mode}: relaying before the fault",
-                  self.account_mode())
+                  self.push_account())
         return tabs
 
     def pushd_fault(self, label, tabs, mode):
@@ -348,7 +340,7 @@ class Suite:
             self.s.start_pushd()
             tabs = self.tabs(c, 2)
             # The first poll's answer is the baseline: the change comes after.
-            polled = wait_for(lambda: self.account_mode("state"), 30 * SLOW)
+            polled = wait_for(lambda: self.push_account("state"), 30 * SLOW)
             self.t.ok(polled, "pushd relay, first stream unanswered: the account is polled")
             ev = self.up.control("deliver", {"account": ALICE, "subject": "first hang"})
             got = [s.wait(self.has_change(ev), 30 * SLOW) for s in tabs]
@@ -356,9 +348,9 @@ class Suite:
                       "reaches the tabs by polling", f"{sum(1 for g in got if g)}/2")
         finally:
             self.heal("hang")
-        up = wait_for(lambda: self.account_mode() == "relay", 30 * SLOW)
+        up = wait_for(lambda: self.push_account() == "relay", 30 * SLOW)
         self.t.ok(up, "pushd relay, first stream unanswered: relayed once it "
-                  "answers", self.account_mode())
+                  "answers", self.push_account())
         ev = self.up.control("deliver", {"account": ALICE, "subject": "first relayed"})
         got = [s.wait(self.has_change(ev), 20) for s in tabs]
         self.t.ok(all(got), "pushd relay, first stream unanswered: a change "
