@@ -545,7 +545,9 @@ static void acct_relay_done(struct mc_job *job, CURLcode rc, long status)
 		acct_use_poll(a);
 		return;
 	}
-	if (!was_up && ++a->relay_fails == RELAY_FAILS_MAX) {
+	/* Counted up to the limit, not past it: the fallback happens once. */
+	if (!was_up && a->relay_fails < RELAY_FAILS_MAX &&
+	    ++a->relay_fails == RELAY_FAILS_MAX) {
 		/* It stopped working, or never answered at all (refused,
 		 * reset, no head by the deadline: a server mid-restart):
 		 * polling, without dropping a tab, while the stream is tried

@@ -86,6 +86,9 @@ export async function ensureRange(from, to) {
   await Promise.all(jobs);
 }
 
+// A conversation's size by thread id, from the list's Thread/get.
+export const threadSize = new Map();
+
 async function fetchPage(p, my) {
   const q = await readPage(p, my);
   if (!q) return;
@@ -93,7 +96,6 @@ async function fetchPage(p, my) {
   place(state.ids, q);
   emit("list");
 }
-export const threadSize = new Map();
 
 // One page of the list, the only place that builds the list query: its
 // emails and, in conversation view, their threads' sizes, so a row's
