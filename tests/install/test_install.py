@@ -89,9 +89,65 @@ class Layout:
                 self.conf]
 
 
-def build(t, tar, top, lay):
+def inside(top, path):
+    """Whether path, resolved, lies within the folder top."""
+    top = os.path.realpath(top)
+    return os.path.commonpath([top, os.path.realpath(path)]) == top
+
+
+def safe_members(tf, top):
+    """The members of tf, each checked the way tarfile's "tar" filter
+    (Python 3.11.4 and later) would: no absolute name, none that lands
+    outside top, no device or FIFO, no link that points outside top.
+    Raises ValueError on the first that is not."""
+    for m in tf.getmembers():
+        dest = os.path.join(top, m.name)
+        if os.path.isabs(m.name) or not inside(top, dest):
+            raise ValueError(f"{m.name}: outside the target")
+        if m.isdev():
+            raise ValueError(f"{m.name}: a device or FIFO")
+        if m.issym() and not inside(top, os.path.join(os.path.dirname(dest), m.linkname)):
+            raise ValueError(f"{m.name}: a link leaving the target")
+        if m.islnk() and not inside(top, os.path.join(top, m.linkname)):
+            raise ValueError(f"{m.name}: a link leaving the target")
+        yield m
+
+
+def extract(tar, top):
+    """Unpacks tar into top safely on every Python 3 (the filter= argument
+    came in 3.11.4; Debian 12 has 3.11.2)."""
     with tarfile.open(tar) as tf:
-        tf.extractall(top, filter="tar")
+        tf.extractall(top, members=list(safe_members(tf, top)))
+
+
+def extraction_refuses(t, top):
+    """extract() refuses what the "tar" filter refuses, on this Python."""
+    import io
+    cases = {"../escape": tarfile.REGTYPE, "/abs": tarfile.REGTYPE,
+             "dev": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE,
+             "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE}
+    for name, kind in cases.items():
+        path = os.path.join(top, "bad.tar")
+        with tarfile.open(path, "w") as tf:
+            m = tarfile.TarInfo(name)
+            m.type = kind
+            m.linkname = "../../outside" if kind in (tarfile.SYMTYPE, tarfile.LNKTYPE) else ""
+            tf.addfile(m, io.BytesIO(b""))
+        target = os.path.join(top, "bad")
+        os.makedirs(target, exist_ok=True)
+        try:
+            extract(path, target)
+            refused = False
+        except ValueError:
+            refused = True
+        t.ok(refused and not os.listdir(target),
+             f"the tarball extraction refuses a member {name!r}")
+        shutil.rmtree(target)
+        os.unlink(path)
+
+
+def build(t, tar, top, lay):
+    extract(tar, top)
     src = glob.glob(os.path.join(top, "postern-*"))[0]
     code, out = run(["./configure", "-q", f"--prefix={lay.prefix}",
                      f"--sysconfdir={lay.sysconfdir}",
@@ -266,6 +322,7 @@ def main():
     try:
         tar = tarball(t)
         t.ok(os.path.exists(tar), f"the tarball {os.path.basename(tar)}")
+        extraction_refuses(t, top)
         src = build(t, tar, top, lay)
         t.run("staged install", staged, t, src, top, lay)
         code, out = run(["make", "-s", "install"], src)
