@@ -13,7 +13,6 @@ if "POSTERN_BUILDDIR" not in os.environ:
     subprocess.run([os.path.join(SRC, "scripts", "build"), os.environ["POSTERN_BUILDDIR"]],
                    check=True)
 sys.path.insert(0, os.path.join(SRC, "tests/harness"))
-import stack as stack_mod
 from stack import Stack
 from client import Client
 
@@ -28,25 +27,12 @@ class PerfStack(Stack):
         super().__init__(root, **kw)
         self.www = www
 
-    def lighttpd_env(self):
-        env = super().lighttpd_env()
-        env["POSTERN_WWW"] = self.www
-        return env
-
-    def start_lighttpd(self):
-        conf = os.path.join(self.root, "conf")
-        shutil.copytree(os.path.join(SRC, "conf"), conf, dirs_exist_ok=True)
-        for name in ("lighttpd.conf", "lighttpd-cgi.conf"):
-            p = os.path.join(conf, name)
-            text = open(p).read().replace("server.max-request-size = 65536",
-                                          "server.max-request-size = 262144")
-            open(p, "w").write(text)
-        saved = stack_mod.SRCDIR
-        stack_mod.SRCDIR = self.root   # conf/ is read from SRCDIR/conf
-        try:
-            super().start_lighttpd()
-        finally:
-            stack_mod.SRCDIR = saved
+    def lighttpd_values(self):
+        values = super().lighttpd_values()
+        www = '"' + self.www + '"'
+        values.update({"var.postern_www": www, "server.document-root": www,
+                       "server.max-request-size": "262144"})
+        return values
 
 
 def blob_pids(parent):

@@ -175,18 +175,18 @@ def launch_lighttpd(stack, n):
     stack.stop_lighttpd()
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     workers = workers_for(n)
-    conf = os.path.join(stack.root, "lighttpd-bench.conf")
-    for name in ("lighttpd.conf", "lighttpd-postern.conf"):
-        shutil.copy(os.path.join(TOP, "conf", name), stack.root)
+    shipped = stack.lighttpd_conf()
+    conf = os.path.join(os.path.dirname(shipped), "lighttpd-bench.conf")
     with open(conf, "w") as f:
-        f.write('include "lighttpd.conf"\n')
+        f.write(f'include "{os.path.basename(shipped)}"\n')
         f.write(f"server.max-fds = {hard}\n")
         f.write(f"server.max-connections = {(hard - 256) // 2}\n")
         if workers > 1:
             f.write(f"server.max-worker = {workers}\n")
-    stack.lighttpd = subprocess.Popen(["lighttpd", "-D", "-f", conf],
-                                      env=stack.lighttpd_env(),
-                                      stdin=subprocess.DEVNULL, start_new_session=True)
+    with open(stack.error_log, "ab") as log:
+        stack.lighttpd = subprocess.Popen(["lighttpd", "-D", "-f", conf],
+                                          stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=log, start_new_session=True)
     end = time.monotonic() + 15
     while time.monotonic() < end:
         if stack.lighttpd.poll() is not None:

@@ -109,7 +109,7 @@ void cfg_defaults(struct cfg *c)
 	c->push_verify_timeout = 180;
 	c->push_expiry = 7 * DAY;
 	c->push_renew = 2 * DAY;
-	c->pushd_socket = xstrdup(LOCALSTATEDIR "/run/postern/pushd.sock");
+	c->pushd_socket = xstrdup(RUNDIR "/pushd.sock");
 }
 
 /* A whole number with an optional unit, every byte checked. */

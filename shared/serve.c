@@ -220,9 +220,11 @@ static void serve_one(struct app *a, const struct req_io *io,
 /* Under Apache's mod_cgid stdin and stdout are one socket: a program that
  * exits with part of the body unread resets it, and the answer it wrote
  * is lost. So the rest of a body that was answered without being read
- * (a refusal) is read and dropped, up to a bound: the declared length,
- * or up to the end the server marks for a chunked body. */
-#define CGI_DRAIN_MAX (64LL << 20)
+ * (a refusal) is read and dropped: up to its declared length, which the
+ * web server bounds (Apache's LimitRequestBody, 1 GiB unless set), or for
+ * a chunked body up to the end the server marks, at most 64 MiB (the
+ * largest body the shipped configurations take). */
+#define CGI_DRAIN_CHUNKED (64LL << 20)
 
 static int cgi_body_left(const struct req *r)
 {
@@ -234,7 +236,7 @@ static int cgi_body_left(const struct req *r)
 static void cgi_drain(struct req *r)
 {
 	char chunk[16384];
-	long long left = CGI_DRAIN_MAX;
+	long long left = r->content_length >= 0 ? r->content_length : CGI_DRAIN_CHUNKED;
 	long n;
 
 	if (!cgi_body_left(r) || fflush(stdout) != 0)

@@ -100,21 +100,19 @@ def set_procs(text, sock, n):
 def start_lighttpd(st, mode="fcgi", jmap=2, auth=1, www=None):
     """postern under lighttpd with the shipped configuration (conf/),
     with jmap and auth responder processes (FastCGI), or as CGI."""
-    confdir = os.path.join(st.root, "lconf")
-    os.makedirs(confdir, exist_ok=True)
-    for name in ("lighttpd.conf", "lighttpd-postern.conf", "lighttpd-cgi.conf"):
-        with open(os.path.join(TOP, "conf", name)) as f:
-            text = f.read()
-        if name == "lighttpd-postern.conf":
-            text = set_procs(set_procs(text, "jmap.sock", jmap), "auth.sock", auth)
-        with open(os.path.join(confdir, name), "w") as f:
-            f.write(text)
-    conf = os.path.join(confdir, "lighttpd.conf" if mode == "fcgi" else "lighttpd-cgi.conf")
-    env = st.lighttpd_env()
+    values = st.lighttpd_values()
     if www:
-        env["POSTERN_WWW"] = www
-    err = open(os.path.join(st.root, "stderr.log"), "ab")
-    p = subprocess.Popen([LIGHTTPD, "-D", "-f", conf], env=env, stdin=subprocess.DEVNULL,
+        values["var.postern_www"] = values["server.document-root"] = f'"{www}"'
+    conf = st.lighttpd_conf(values)
+    with open(os.path.join(os.path.dirname(conf), "lighttpd-postern.conf")) as f:
+        text = f.read()
+    with open(os.path.join(os.path.dirname(conf), "lighttpd-postern.conf"), "w") as f:
+        f.write(set_procs(set_procs(text, "jmap.sock", jmap), "auth.sock", auth))
+    if mode != st.mode:
+        conf = os.path.join(os.path.dirname(conf),
+                            "lighttpd.conf" if mode == "fcgi" else "lighttpd-cgi.conf")
+    err = open(st.error_log, "ab")
+    p = subprocess.Popen([LIGHTTPD, "-D", "-f", conf], stdin=subprocess.DEVNULL,
                          stdout=err, stderr=err, start_new_session=True)
     err.close()
     wait_port(st.port, p, "lighttpd (postern)", st.error_log)

@@ -69,7 +69,7 @@ def check_cold_files_tree(t, tmp):
 
 
 def check_set_procs(t):
-    with open(os.path.join(TOP, "conf", "lighttpd-postern.conf")) as f:
+    with open(os.path.join(TOP, "conf", "lighttpd-postern.conf.in")) as f:
         text = f.read()
     out = fronts.set_procs(text, "jmap.sock", 4)
     block = out[out.index("/jmap.sock"):]

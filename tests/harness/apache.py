@@ -31,7 +31,7 @@ import socket
 import subprocess
 import time
 
-from stack import SLOW
+from stack import SLOW, fill_in
 
 MODES = ("proxy_fcgi", "fcgid", "htaccess-cgi", "htaccess-fcgid")
 RESPONDERS = ("auth", "jmap", "blob")
@@ -79,7 +79,7 @@ class Apache:
         self.conf = os.path.join(self.dir, "httpd.conf")
         self.error_log = os.path.join(self.dir, "error.log")
         self.docroot = os.path.join(self.dir, "htdocs")
-        self.run = os.path.join(stack.root, "run")
+        self.run = stack.run_dir
         self.user = run_user()
         self.proc = None
         self.responders = []
@@ -133,23 +133,40 @@ class Apache:
 
     def programs(self, kind):
         """The folder of the FastCGI programs (kind "fcgi") or of the CGI
-        ones ("cgi-bin"): the build's, or under POSTERN_WRAP the stack's
-        scripts that run them under the tool (valgrind)."""
+        ones ("cgi-bin"): the build's or the installed copy's, or under
+        POSTERN_WRAP the stack's scripts that run them under the tool
+        (valgrind)."""
+        if self.s.installed:
+            return self.s.installed.libexec if kind == "fcgi" else self.s.installed.cgi
         wrapped = self.s.wrapped_responders()
-        key = "POSTERN_LIBEXEC" if kind == "fcgi" else "POSTERN_CGI"
+        key = "libexec" if kind == "fcgi" else "cgi"
         return wrapped.get(key) or os.path.join(self.builddir, kind)
 
     def defines(self):
+        """The paths this stack sets before the Include; as installed,
+        none: the files' own defaults are what make install wrote."""
+        if self.s.as_installed:
+            return []
         return [
-            f'Define POSTERN_WWW "{os.path.join(self.srcdir, "www")}"',
+            f'Define POSTERN_WWW "{self.www()}"',
             f'Define POSTERN_RUN "{self.run}"',
             f'Define POSTERN_LIBEXEC "{self.programs("fcgi")}"',
             f'Define POSTERN_CONF "{self.s.conf_path}"',
-            f'Define POSTERN_SHARE "{os.path.join(self.srcdir, "conf")}"',
+            f'Define POSTERN_SHARE "{self.confdir()}"',
         ]
 
+    def confdir(self):
+        """The shipped Apache files as the build wrote them from conf/*.in,
+        or as installed."""
+        if self.s.installed:
+            return self.s.installed.conf_dir
+        return os.path.join(self.builddir, "conf")
+
+    def www(self):
+        return self.s.installed.www if self.s.installed else os.path.join(self.srcdir, "www")
+
     def vhost(self):
-        conf = os.path.join(self.srcdir, "conf")
+        conf = self.confdir()
         if self.mode == "proxy_fcgi":
             body = self.defines() + [f'Include "{conf}/apache-postern.conf"']
         elif self.mode == "fcgid":
@@ -172,13 +189,16 @@ class Apache:
         postern.htaccess as .htaccess, the paths written in."""
         if os.path.exists(self.docroot):
             shutil.rmtree(self.docroot)
-        shutil.copytree(os.path.join(self.srcdir, "www"), self.docroot)
+        shutil.copytree(self.www(), self.docroot)
         cgi = os.path.join(self.docroot, "cgi-bin")
         os.makedirs(cgi)
-        conf = os.path.join(self.srcdir, "conf")
-        wrapper = fill_in(os.path.join(conf, "postern-cgi.sh"), {
-            "POSTERN_CONF=": self.s.conf_path,
-            "POSTERN_LIBEXEC=": self.programs("fcgi")})
+        conf = self.confdir()
+        # As installed both files are used as make install wrote them.
+        wrapper_values = {} if self.s.as_installed else {
+            "POSTERN_CONF=": self.s.conf_path, "POSTERN_LIBEXEC=": self.programs("fcgi")}
+        htaccess_values = {} if self.s.as_installed else {
+            "SetEnv POSTERN_CONF ": self.s.conf_path}
+        wrapper = fill_file(os.path.join(conf, "postern-cgi.sh"), wrapper_values)
         for r in RESPONDERS:
             dest = os.path.join(cgi, f"postern-{r}.cgi")
             if self.mode == "htaccess-fcgid":
@@ -188,8 +208,7 @@ class Apache:
             else:
                 shutil.copy2(os.path.join(self.programs("cgi-bin"), f"postern-{r}.cgi"), dest)
         with open(os.path.join(self.docroot, ".htaccess"), "w") as f:
-            f.write(fill_in(os.path.join(conf, "postern.htaccess"),
-                            {"SetEnv POSTERN_CONF ": self.s.conf_path}))
+            f.write(fill_file(os.path.join(conf, "postern.htaccess"), htaccess_values))
 
     # -- processes -------------------------------------------------------------
 
@@ -221,6 +240,10 @@ class Apache:
         """Each responder a FastCGI server on its own socket, as the
         systemd unit postern-responder@.service runs them."""
         env = dict(os.environ, POSTERN_CONF=self.s.conf_path)
+        if self.s.as_installed:
+            # As postern-responder@.service runs them: the installed
+            # configuration, which is the programs' own default.
+            env.pop("POSTERN_CONF", None)
         for r in RESPONDERS:
             sock = os.path.join(self.run, f"{r}.sock")
             log = open(os.path.join(self.s.root, f"responder-{r}.log"), "ab")
@@ -268,17 +291,15 @@ def stop_process(p, timeout):
         p.wait()
 
 
-def fill_in(path, values):
+def fill_file(path, values):
     """The text of a shipped file with the value of each line that starts
-    with one of the keys replaced, as a user edits it."""
+    with one of the keys replaced, as a user edits it (stack.fill_in);
+    every key must name a line."""
     with open(path) as f:
-        lines = f.read().splitlines()
-    for key, value in values.items():
-        hits = [i for i, line in enumerate(lines) if line.startswith(key)]
-        if len(hits) != 1:
-            raise RuntimeError(f"{path}: no single line {key!r}")
-        lines[hits[0]] = key + value
-    return "\n".join(lines) + "\n"
+        text, found = fill_in(f.read(), values)
+    if set(values) - found:
+        raise RuntimeError(f"{path}: no line {sorted(set(values) - found)}")
+    return text
 
 
 def unix_listening(path):

@@ -58,6 +58,55 @@ class Installed:
         return Installed(libexec, data) if libexec and data else None
 
 
+# The shipped lighttpd configurations (lighttpd.conf includes
+# lighttpd-postern.conf; lighttpd-cgi.conf stands alone).
+LIGHTTPD_CONFS = ("lighttpd.conf", "lighttpd-postern.conf", "lighttpd-cgi.conf")
+
+
+def fill_in(text, values):
+    """text, a shipped configuration, with the value of each line that
+    starts with one of the keys replaced, as an operator edits it: a key
+    such as "server.port" names the line "server.port = ...", which
+    becomes "server.port = VALUE"; a key ending in a space or "=" (as
+    "SetEnv POSTERN_CONF ") is followed by the value directly. A key
+    whose value is None has its line commented out. Each key may name
+    one line at most. Returns (text, the keys found)."""
+    lines = text.splitlines()
+    found = set()
+    for key, value in values.items():
+        whole = key.endswith((" ", "="))
+        hits = [i for i, line in enumerate(lines) if line.startswith(key) and
+                (whole or line[len(key):len(key) + 1] in (" ", "="))]
+        if len(hits) > 1:
+            raise RuntimeError(f"more than one line {key!r}")
+        if not hits:
+            continue
+        found.add(key)
+        line = hits[0]
+        if value is None:
+            lines[line] = "# (left out by the test harness) " + lines[line]
+        else:
+            lines[line] = key + value if whole else f"{key} = {value}"
+    return "\n".join(lines) + "\n", found
+
+
+def write_confs(src, dest, names, values):
+    """Copies the configurations names from src to dest with values filled
+    in; every key must be found in one of them at least, so that a
+    renamed line in a shipped file stops the tests rather than being
+    silently left as it was."""
+    found = set()
+    for name in names:
+        with open(os.path.join(src, name)) as f:
+            text, keys = fill_in(f.read(), values)
+        found |= keys
+        with open(os.path.join(dest, name), "w") as f:
+            f.write(text)
+    missing = set(values) - found
+    if missing:
+        raise RuntimeError(f"{src}: no line for {sorted(missing)}")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -133,7 +182,12 @@ class Stack:
         self.cyrus = None
         self.lighttpd = None
         self.pushd = None
-        self.pushd_socket = os.path.join(self.root, "run", "pushd.sock")
+        # The sockets' folder; as_installed runs the installed files as
+        # an operator would, with only the address and port changed
+        # (tests/install/test_install.py sets both).
+        self.run_dir = os.path.join(self.root, "run")
+        self.as_installed = False
+        self.pushd_socket = os.path.join(self.run_dir, "pushd.sock")
         self.pushd_log = os.path.join(self.root, "pushd.log")
         self.url = f"http://127.0.0.1:{self.port}"
         self.conf_path = os.path.join(self.root, "postern.conf")
@@ -179,20 +233,51 @@ class Stack:
             for k, v in conf.items():
                 f.write(f"{k} = {v}\n")
 
-    def lighttpd_env(self):
-        env = dict(os.environ)
-        env.update({
-            "POSTERN_BIND": "127.0.0.1",
-            "POSTERN_PORT": str(self.port),
-            "POSTERN_WWW": self.installed.www if self.installed else os.path.join(SRCDIR, "www"),
-            "POSTERN_LIBEXEC": self.installed.libexec if self.installed else os.path.join(BUILDDIR, "fcgi"),
-            "POSTERN_CGI": self.installed.cgi if self.installed else os.path.join(BUILDDIR, "cgi-bin"),
-            "POSTERN_CONF": self.conf_path,
-            "POSTERN_RUN": os.path.join(self.root, "run"),
-            "POSTERN_LOG": self.error_log,
-        })
-        env.update(self.wrapped_responders())
-        return env
+    def folders(self):
+        """The folders the web server configurations name, for this stack:
+        the installed copy's or the build tree's programs and app, this
+        stack's postern.conf and run folder."""
+        inst = self.installed
+        folders = {
+            "www": inst.www if inst else os.path.join(SRCDIR, "www"),
+            "libexec": inst.libexec if inst else os.path.join(BUILDDIR, "fcgi"),
+            "cgi": inst.cgi if inst else os.path.join(BUILDDIR, "cgi-bin"),
+            "conf": self.conf_path,
+            "run": self.run_dir,
+        }
+        wrapped = self.wrapped_responders()
+        folders["libexec"] = wrapped.get("libexec", folders["libexec"])
+        folders["cgi"] = wrapped.get("cgi", folders["cgi"])
+        return folders
+
+    def lighttpd_values(self):
+        """The lines of the shipped lighttpd configurations this stack
+        sets: where to listen and its folders. The user lines go: the
+        tests run every part as the same user. As installed, only where
+        to listen."""
+        q = lambda v: f'"{v}"'
+        if self.as_installed:
+            return {"server.bind": q("127.0.0.1"), "server.port": str(self.port)}
+        f = self.folders()
+        return {
+            "server.bind": q("127.0.0.1"), "server.port": str(self.port),
+            "server.document-root": q(f["www"]),
+            "server.errorfile-prefix": q(f["www"] + "/api-errors/"),
+            "var.postern_www": q(f["www"]), "var.postern_libexec": q(f["libexec"]),
+            "var.postern_cgi": q(f["cgi"]), "var.postern_conf": q(f["conf"]),
+            "var.postern_run": q(f["run"]),
+            "server.username": None, "server.groupname": None,
+        }
+
+    def lighttpd_conf(self, values=None):
+        """The shipped lighttpd configurations (the build's, written from
+        conf/*.in, or the installed ones) with this stack's values in, in
+        a folder of the stack; the path of the one to run."""
+        src = self.installed.conf_dir if self.installed else os.path.join(BUILDDIR, "conf")
+        dest = os.path.join(self.root, "lighttpd")
+        os.makedirs(dest, exist_ok=True)
+        write_confs(src, dest, LIGHTTPD_CONFS, values or self.lighttpd_values())
+        return os.path.join(dest, "lighttpd.conf" if self.mode == "fcgi" else "lighttpd-cgi.conf")
 
     # POSTERN_WRAP runs every responder lighttpd starts under a tool (e.g.
     # valgrind, see scripts/valgrind): scripts of the same names that exec
@@ -211,16 +296,16 @@ class Stack:
                 with open(path, "w") as f:
                     f.write(f'#!/bin/sh\nexec {wrap} "{os.path.join(BUILDDIR, sub, name)}" "$@"\n')
                 os.chmod(path, 0o755)
-        return {"POSTERN_LIBEXEC": folder, "POSTERN_CGI": folder}
+        return {"libexec": folder, "cgi": folder}
 
     def start_lighttpd(self):
-        os.makedirs(os.path.join(self.root, "run"), exist_ok=True)
-        name = "lighttpd.conf" if self.mode == "fcgi" else "lighttpd-cgi.conf"
-        conf = os.path.join(self.installed.conf_dir if self.installed else
-                            os.path.join(SRCDIR, "conf"), name)
-        self.lighttpd = subprocess.Popen(
-            [LIGHTTPD, "-D", "-f", conf], env=self.lighttpd_env(),
-            stdin=subprocess.DEVNULL, start_new_session=True)
+        os.makedirs(self.run_dir, exist_ok=True)
+        conf = self.lighttpd_conf()
+        # lighttpd's messages go to its standard error, as shipped.
+        with open(self.error_log, "ab") as log:
+            self.lighttpd = subprocess.Popen(
+                [LIGHTTPD, "-D", "-f", conf], stdin=subprocess.DEVNULL,
+                stdout=log, stderr=log, start_new_session=True)
         try:
             wait_until(lambda: port_open(self.port) or self.lighttpd.poll() is not None,
                        15 * SLOW, "lighttpd to listen")

@@ -12,17 +12,19 @@ TAP; scripts/test runs it after distcheck with the tarball distcheck made.
 """
 import glob
 import os
+import pwd
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
+import apache  # noqa: E402
 from client import Client  # noqa: E402
 from stack import BUILDDIR, Installed, Stack  # noqa: E402
 from tap import Tap  # noqa: E402
@@ -31,6 +33,12 @@ import demo_mail  # noqa: E402
 USERS = dict(demo_mail.DEMO_USERS)
 ALICE = "alice@example.test"
 BUILD_TIMEOUT = 900
+# The web server files make install writes with the configured paths in.
+WEB_FILES = ("lighttpd.conf", "lighttpd-postern.conf", "lighttpd-cgi.conf",
+             "apache-postern.conf", "apache-fcgid.conf", "postern.htaccess",
+             "postern-cgi.sh")
+# The user the web server and postern run as (./configure --with-user).
+USER = "www-data"
 
 
 def run(cmd, cwd, env=None, timeout=BUILD_TIMEOUT):
@@ -65,9 +73,12 @@ class Layout:
         self.sbin = os.path.join(self.prefix, "sbin")
         self.libexec = os.path.join(self.prefix, "libexec", "postern")
         self.data = os.path.join(self.prefix, "share", "postern")
+        self.doc = os.path.join(self.prefix, "share", "doc", "postern")
         self.man = os.path.join(self.prefix, "share", "man")
         self.conf = os.path.join(self.sysconfdir, "postern", "postern.conf")
         self.state = os.path.join(self.localstatedir, "lib", "postern")
+        self.run = os.path.join(self.localstatedir, "run", "postern")
+        self.tmpfiles = os.path.join(self.prefix, "lib", "tmpfiles.d", "postern.conf")
         self.admin = os.path.join(self.sbin, "postern-admin")
 
     def files(self):
@@ -78,15 +89,15 @@ class Layout:
                    "cgi-bin/postern-auth.cgi", "cgi-bin/postern-jmap.cgi",
                    "cgi-bin/postern-blob.cgi")),
                 *(os.path.join(self.data, p) for p in
-                  ("www/index.html", "www/app.js", "schema.sql", "lighttpd.conf",
-                   "lighttpd-postern.conf", "lighttpd-cgi.conf",
-                   "postern-pushd.service", "apache-postern.conf",
-                   "apache-fcgid.conf", "postern.htaccess", "postern-cgi.sh",
-                   "postern-responder@.service", "www/js/views/richtext.js")),
+                  ("www/index.html", "www/app.js", "www/api-errors/503.html",
+                   "www/js/views/richtext.js", "schema.sql", *WEB_FILES,
+                   "postern-pushd.service", "postern-responder@.service")),
+                *(os.path.join(self.doc, p) for p in
+                  ("README.md", "LICENSE", "INSTALL.md", "API.md", "SECURITY.md")),
                 os.path.join(self.man, "man5", "postern.conf.5"),
                 *(os.path.join(self.man, "man8", p) for p in
                   ("postern.8", "postern-pushd.8", "postern-admin.8")),
-                self.conf]
+                self.tmpfiles, self.conf, self.conf + ".default"]
 
 
 def inside(top, path):
@@ -173,18 +184,78 @@ def staged(t, src, top, lay):
     t.eq(oct(st.st_mode & 0o777), "0o700", "the state folder is made 0700")
     with open(stage + os.path.join(lay.data, "postern-pushd.service")) as f:
         unit = f.read()
-    t.ok(f"ExecStart={lay.libexec}/pushd" in unit and lay.conf in unit,
-         "the systemd unit names the installed paths", unit)
+    t.ok(f"ExecStart={lay.libexec}/pushd" in unit and lay.conf in unit
+         and lay.run in unit, "the systemd unit names the installed paths", unit)
+    substituted(t, stage, lay)
     with open(stage + lay.conf) as f:
         conf = f.read()
     t.ok(f"#state_db = {lay.state}/state.db" in conf,
          "the installed postern.conf shows the configured state path")
+    t.ok(f"#pushd_socket = {lay.run}/pushd.sock" in conf,
+         "and the configured run folder")
+    with open(stage + lay.conf + ".default") as f:
+        t.eq(f.read(), conf, "postern.conf.default is installed beside it")
     with open(stage + os.path.join(lay.man, "man5", "postern.conf.5")) as f:
         t.ok(lay.conf in f.read(), "postern.conf(5) names the configured path")
     code, out = run(["make", "-s", "uninstall", f"DESTDIR={stage}"], src)
     left = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs]
     t.ok(code == 0 and not left, "make uninstall DESTDIR=... leaves no file "
          "(an unedited postern.conf goes)", left or tail(out))
+
+
+def substituted(t, stage, lay):
+    """The files make install writes from .in templates carry the
+    configured folders, and no placeholder is left in any of them."""
+    want = {"lighttpd.conf": [lay.data + "/www"],
+            "lighttpd-postern.conf": [lay.data + "/www", lay.libexec, lay.conf, lay.run],
+            "lighttpd-cgi.conf": [lay.data + "/www", lay.libexec + "/cgi-bin", lay.conf, lay.run],
+            "apache-postern.conf": [lay.data + "/www", lay.run],
+            "apache-fcgid.conf": [lay.libexec, lay.conf, lay.data],
+            "postern.htaccess": ["SetEnv POSTERN_CONF " + lay.conf],
+            "postern-cgi.sh": ["POSTERN_CONF=" + lay.conf, "POSTERN_LIBEXEC=" + lay.libexec]}
+    for name, parts in want.items():
+        path = stage + os.path.join(lay.data, name)
+        with open(path) as f:
+            text = f.read()
+        missing = [p for p in parts if p not in text]
+        t.ok(not missing, f"{name} is installed with the configured paths in", missing)
+    with open(stage + lay.tmpfiles) as f:
+        t.ok(f"d {lay.run} 0750 {USER} {USER}" in f.read(),
+             "the tmpfiles.d snippet makes the configured run folder")
+    left = []
+    for d, _, names in os.walk(stage):
+        for n in names:
+            path = os.path.join(d, n)
+            if os.path.islink(path):
+                continue
+            with open(path, "rb") as f:
+                if re.search(rb"@(pkglibexecdir|pkgdatadir|wwwdir|cgidir|sysconfdir|"
+                             rb"postern_conf|localstatedir|statedir|rundir|tmpfilesdir|"
+                             rb"sbindir|user|VERSION)@", f.read()):
+                    left.append(path[len(stage):])
+    t.ok(not left, "no installed file keeps a @placeholder@", left)
+    mode = os.stat(stage + os.path.join(lay.data, "postern-cgi.sh")).st_mode & 0o777
+    t.eq(oct(mode), "0o755", "postern-cgi.sh is installed runnable (0755)")
+
+
+def carries_repository(t, tar):
+    """The tarball holds every file of the repository (what the README and
+    INSTALL point to among them), but for git's own and an empty folder's
+    placeholder."""
+    top = os.environ.get("POSTERN_SRCDIR")
+    if not top or not os.path.isdir(os.path.join(top, ".git")):
+        print("# the tarball's contents against the repository: no git checkout, left out")
+        return
+    code, out = run(["git", "ls-files"], top)
+    if code != 0:
+        print("# git ls-files failed: the tarball's contents are not compared")
+        return
+    tracked = {p for p in out.split() if p not in (".gitignore", "m4/.keep")}
+    with tarfile.open(tar) as tf:
+        names = {m.name.split("/", 1)[1] for m in tf.getmembers() if "/" in m.name}
+    missing = sorted(tracked - names)
+    t.ok(not missing, f"the tarball holds every file of the repository ({len(tracked)})",
+         missing[:40])
 
 
 def admin(lay, *args):
@@ -202,8 +273,8 @@ def suite(t, src, lay, mode):
                PYTHONDONTWRITEBYTECODE="1")
     # The suite's Stack takes the installed paths from that environment.
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); import stack; "
-             "s = stack.Stack('/nonexistent'); e = s.lighttpd_env(); "
-             "print(e['POSTERN_LIBEXEC'], e['POSTERN_WWW'], s.pushd_bin())")
+             "s = stack.Stack('/nonexistent'); f = s.folders(); "
+             "print(f['libexec'], f['www'], s.pushd_bin())")
     r = subprocess.run([sys.executable, "-c", probe,
                         os.path.join(src, "tests", "harness")],
                        env=env, capture_output=True, text=True, timeout=60)
@@ -223,48 +294,136 @@ def suite(t, src, lay, mode):
          f"the installed copy ({n} checks)", tail(r.stdout + r.stderr))
 
 
-def configure_installed(t, s, lay):
-    """The operator's steps: edit postern.conf, init, check."""
+def as_user(*cmd):
+    """cmd as the web server's user, as INSTALL.md says (runuser: Debian
+    has no sudo by default)."""
+    r = subprocess.run(["runuser", "-u", USER, "--", *cmd], capture_output=True,
+                       text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def give(path):
+    """path and everything in it to the web server's user."""
+    pw = pwd.getpwnam(USER)
+    for d, dirs, files in os.walk(path):
+        for n in [d] + [os.path.join(d, x) for x in dirs + files]:
+            os.chown(n, pw.pw_uid, pw.pw_gid)
+
+
+def operator_setup(t, top, lay, upstream):
+    """What INSTALL.md has an operator do after make install: the state
+    folder given to the web server's user, the run folder made as the
+    tmpfiles.d snippet says, upstream set in postern.conf, then
+    postern-admin init and check as that user."""
+    os.chmod(top, 0o755)            # the test's own folder, made 0700
+    give(lay.state)
+    with open(lay.tmpfiles) as f:
+        kind, path, mode, user, group = next(
+            line.split()[:5] for line in f if line.startswith("d "))
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, int(mode, 8))
+    shutil.chown(path, user, group)
+    t.eq(path, lay.run, "the run folder the tmpfiles.d snippet makes is the configured one")
     with open(lay.conf, "a") as f:
-        f.write(f"\n# an operator's edit\nupstream = {s.cyrus.base_url}\n"
-                f"pushd_socket = {s.pushd_socket}\nname = Installed postern\n")
-    code, out = admin(lay, "init")
-    t.ok(code == 0 and out.count(": created") == 2, "postern-admin init", out)
+        f.write(f"\n# an operator's edit\nupstream = {upstream}\nname = Installed postern\n")
+    code, out = as_user(lay.admin, "init")
+    t.ok(code == 0 and out.count(": created") == 2, f"runuser -u {USER} -- postern-admin init", out)
     for name in ("state.db", "secret"):
         st = os.stat(os.path.join(lay.state, name))
         t.eq(oct(st.st_mode & 0o777), "0o600",
              f"{name} is made 0600 at the compiled-in default path")
-    code, out = admin(lay, "check")
+    code, out = as_user(lay.admin, "check")
     t.ok(code == 0 and "0 errors" in out, "postern-admin check passes", out)
+
+
+def operator_stack(top, lay, mode, server="lighttpd"):
+    """A stack on the installed files as they are: only the address and
+    port are the test's (lighttpd's two lines, Apache's Listen), the
+    folders, the configuration and the user are what make install wrote."""
+    s = Stack(os.path.join(top, f"op-{mode}"), mode=mode, server=server, seed=False,
+              installed=Installed(lay.libexec, lay.data))
+    s.as_installed = True
     s.conf_path = lay.conf
+    s.state_db = os.path.join(lay.state, "state.db")
+    s.run_dir = lay.run
+    s.pushd_socket = os.path.join(lay.run, "pushd.sock")
+    s.run_as = USER
+    if s.web:
+        s.web.run = lay.run
+    os.makedirs(s.root, exist_ok=True)
+    return s
 
 
 def start_postern(s):
-    s.start_pushd()
-    s.start_lighttpd()
+    if s.web is None or s.web.wants_pushd:
+        s.start_pushd()
+    if s.web:
+        s.web.prepare()
+        s.web.start()
+    else:
+        s.start_lighttpd()
 
 
 def stop_postern(s):
+    if s.web:
+        s.web.stop()
     s.stop_lighttpd()
     s.stop_pushd()
 
 
-def restart(t, s, lay):
-    start_postern(s)
+def smoke(t, s, what):
+    """The app, sign-in, a JMAP call, a download and (with pushd) an event
+    stream, through one installed web server file."""
     c = Client(s.url)
     r = c.request("GET", "/")
-    t.ok(r.status == 200 and b"<html" in r.body.lower(),
-         "the installed web app is served", r)
+    t.ok(r.status == 200 and b"<html" in r.body.lower(), f"{what}: the web app is served", r)
+    r = c.request("GET", "/api/health")
+    t.ok(r.status == 200 and r.json().get("database") == "ok", f"{what}: /api/health", r)
     r = c.login(ALICE, USERS[ALICE], remember=True)
-    t.eq(r.status, 200, "sign-in on the installed copy")
+    t.eq(r.status, 200, f"{what}: sign-in")
     r = c.request("GET", "/api/config")
     t.ok(r.status == 200 and "Installed postern" in r.body.decode(),
-         "the responders read the installed configuration", r)
-    code, out = admin(lay, "sessions")
-    t.ok(code == 0 and c.cookie[:8] in out, "postern-admin lists the session", out)
-    code, out = admin(lay, "push")
-    t.ok(code == 0 and "pushd: running" in out, "postern-admin sees pushd running", out)
+         f"{what}: the responders read the installed configuration", r)
+    r = c.jmap([["Mailbox/get", {"ids": None}, "0"]])
+    t.ok(r.status == 200 and r.json()["methodResponses"][0][0] == "Mailbox/get",
+         f"{what}: the JMAP relay", r)
+    r = c.request("POST", f"/api/upload/{ALICE}", b"installed", {"Content-Type": "text/plain"})
+    blob = r.json().get("blobId") if r.status == 201 else None
+    r = c.request("GET", f"/api/blob/{ALICE}/{blob}/a.txt?accept=text/plain")
+    t.ok(r.status == 200 and r.body == b"installed", f"{what}: upload and download", r)
+    if s.web is None or s.web.wants_pushd:
+        ping = first_ping(s, c.cookie)
+        t.ok(ping, f"{what}: an event stream through pushd", ping)
+    return c
 
+
+def first_ping(s, cookie, wait=15):
+    """Whether /api/events?ping=5 answers 200 and sends its first ping."""
+    import socket
+    k = socket.create_connection(("127.0.0.1", s.port), timeout=wait)
+    try:
+        k.sendall((f"GET /api/events?types=*&ping=5 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   f"Cookie: postern_session={cookie}\r\n\r\n").encode())
+        got, end = b"", time.monotonic() + wait
+        while b"event: ping" not in got and time.monotonic() < end:
+            d = k.recv(4096)
+            if not d:
+                break
+            got += d
+        return got.startswith(b"HTTP/1.1 200") and b"event: ping" in got
+    except OSError:
+        return False
+    finally:
+        k.close()
+
+
+def restart(t, s, lay, c):
+    """postern stopped and started again over the kept configuration and
+    database: the session lives on."""
+    code, out = as_user(lay.admin, "sessions")
+    t.ok(code == 0 and c.cookie[:8] in out, "postern-admin lists the session", out)
+    code, out = as_user(lay.admin, "push")
+    t.ok(code == 0 and "pushd: running" in out, "postern-admin sees pushd running", out)
     stop_postern(s)
     t.ok(not s.pushd_listening(), "pushd and lighttpd stopped")
     start_postern(s)
@@ -273,25 +432,40 @@ def restart(t, s, lay):
          "the session still opens")
     r = c.jmap([["Mailbox/get", {"ids": None}, "0"]])
     t.eq(r.status, 200, "and the relay works with it")
-    db = sqlite3.connect(os.path.join(lay.state, "state.db"))
-    try:
-        t.eq(db.execute("PRAGMA user_version").fetchone()[0], 2,
-             "the state database kept its schema version")
-    finally:
-        db.close()
-    stop_postern(s)
+    code, out = as_user("sqlite3", os.path.join(lay.state, "state.db"), "PRAGMA user_version")
+    t.eq(out.strip(), "2", "the state database kept its schema version")
+
+
+# Every web server file as installed: (mode, server, what).
+PATHS = [("fcgi", "lighttpd", "lighttpd.conf (FastCGI)"),
+         ("cgi", "lighttpd", "lighttpd-cgi.conf (CGI)"),
+         ("proxy_fcgi", "apache", "apache-postern.conf (mod_proxy_fcgi)"),
+         ("fcgid", "apache", "apache-fcgid.conf (mod_fcgid)"),
+         ("htaccess-cgi", "apache", "postern.htaccess (CGI)"),
+         ("htaccess-fcgid", "apache", "postern.htaccess with postern-cgi.sh (mod_fcgid)")]
 
 
 def installed_stack(t, top, lay):
-    s = Stack(os.path.join(top, "stack"), seed=False,
-              installed=Installed(lay.libexec, lay.data))
-    os.makedirs(s.root, exist_ok=True)
+    """The operator's path: every installed web server file runs with no
+    edit but the address and port."""
+    cyrus = Stack(os.path.join(top, "cyrus"), seed=False)
+    os.makedirs(cyrus.root, exist_ok=True)
     try:
-        s.start_cyrus()
-        configure_installed(t, s, lay)
-        restart(t, s, lay)
+        operator_setup(t, top, lay, cyrus.start_cyrus())
+        for mode, server, what in PATHS:
+            if server == "apache" and apache.skip_reason(mode):
+                print(f"# {what} left out: {apache.skip_reason(mode)}")
+                continue
+            s = operator_stack(top, lay, mode, server)
+            try:
+                start_postern(s)
+                c = smoke(t, s, what)
+                if mode == "fcgi":
+                    restart(t, s, lay, c)
+            finally:
+                stop_postern(s)
     finally:
-        s.stop()
+        cyrus.stop()
 
 
 def reinstall(t, src, lay):
@@ -323,6 +497,7 @@ def main():
         tar = tarball(t)
         t.ok(os.path.exists(tar), f"the tarball {os.path.basename(tar)}")
         extraction_refuses(t, top)
+        carries_repository(t, tar)
         src = build(t, tar, top, lay)
         t.run("staged install", staged, t, src, top, lay)
         code, out = run(["make", "-s", "install"], src)
