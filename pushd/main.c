@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "log.h"
 #include "mcurl.h"
+#include "private.h"
 #include "pushd.h"
 #include "tab.h"
 
@@ -258,6 +259,7 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	log_init("pushd", LOG_INFO);
+	private_memory();
 	pd.listen_io.fd = pd.signal_io.fd = pd.spare_fd = -1;
 	ev_timer_init(&pd.curl_timer, NULL);
 	ev_timer_init(&pd.flush_timer, NULL);

@@ -12,6 +12,7 @@
 #include <fcgiapp.h>
 
 #include "log.h"
+#include "private.h"
 #include "rate.h"
 #include "sess.h"
 
@@ -309,6 +310,7 @@ int serve_main(int argc, char **argv, const char *prog,
 	int rc, fd = 0, cgi;
 
 	log_init(prog, LOG_INFO);
+	private_memory();
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_err("libcurl failed to start");

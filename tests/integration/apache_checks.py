@@ -215,6 +215,23 @@ def runs_program(pid, exe):
     return any(os.path.realpath(a) == exe for a in proc_args(pid))
 
 
+def private_memory(t, stack):
+    """The responders and pushd, running as www-data, are non-dumpable:
+    another process of that user (a web application beside postern)
+    cannot ptrace them or read their memory, which holds passwords. The
+    kernel shows it by giving their /proc files to root."""
+    procs = [("pushd", stack.pushd)] + [(f"postern-{r}", p) for r, p in
+                                        zip(apache.RESPONDERS, stack.web.responders)]
+    for name, p in procs:
+        try:
+            owner = os.stat(f"/proc/{p.pid}/status").st_uid
+            user = int(open(f"/proc/{p.pid}/status").read().split("Uid:")[1].split()[0])
+        except (OSError, IndexError, ValueError) as e:
+            owner, user = None, e
+        t.ok(user != 0 and owner == 0, f"Apache: {name} runs as www-data, non-dumpable",
+             f"/proc owner {owner}, uid {user}")
+
+
 def fcgid_keeps_processes(t, stack):
     """With mod_fcgid the .htaccess runs postern-auth as FastCGI: after
     the answer, the process is still there for the next request."""

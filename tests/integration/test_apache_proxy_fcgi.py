@@ -9,4 +9,5 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apache_checks as ac  # noqa: E402
 
 sys.exit(ac.main([("proxy_fcgi", [ac.static_and_api_headers, ac.attachments,
-                                   ac.chunked_bodies, ac.event_stream])]))
+                                   ac.chunked_bodies, ac.event_stream,
+                                   ac.private_memory])]))
