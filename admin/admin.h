@@ -62,7 +62,5 @@ int admin_revoke_all(struct app *a);
 /* Prints pushd's accounts by mode and by whether a tab is open, and its
  * subscriptions. 0 or -1. */
 int admin_push(struct app *a, time_t now, FILE *out);
-/* 1 when something accepts connections on the Unix socket at path. */
-int admin_socket_alive(const char *path);
 
 #endif
