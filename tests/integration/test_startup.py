@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Start-up of a responder run directly as CGI: a bad configuration stops
 it with file:line and still answers the browser with a JSON 500; a good one
-creates the state database and the secret with mode 0600."""
+creates the state database and the secret with mode 0600. Started with
+-s PATH, it listens on a socket of its own, mode 0660."""
 
 import json
 import os
@@ -10,8 +11,11 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+from stack import SLOW, wait_until  # noqa: E402
 from tap import Tap  # noqa: E402
+from test_pushd import Raw, fcgi_params, fcgi_record  # noqa: E402
 
 BUILDDIR = os.environ.get("POSTERN_BUILDDIR", ".")
 AUTH = os.path.join(BUILDDIR, "fcgi", "postern-auth")
@@ -29,6 +33,40 @@ def run_cgi(conf, uri="/api/config", method="GET"):
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
+
+
+def listening(path):
+    try:
+        Raw(path).close()
+        return True
+    except OSError:
+        return False
+
+
+def own_socket(t, conf, d):
+    """-s PATH: the socket is 0660 whatever the umask (the web server's
+    group may connect, nobody else), and FastCGI is answered on it."""
+    sock = os.path.join(d, "auth.sock")
+    p = subprocess.Popen([AUTH, "-s", sock], env={"POSTERN_CONF": conf, "PATH": "/usr/bin:/bin"},
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, umask=0)
+    try:
+        wait_until(lambda: listening(sock) or p.poll() is not None, 30 * SLOW,
+                   "the responder to listen")
+        if p.poll() is not None:
+            return t.ok(False, "-s: the responder listens", p.stderr.read().decode())
+        t.eq(oct(stat.S_IMODE(os.stat(sock).st_mode)), "0o660",
+             "-s: the socket is mode 0660 under umask 0")
+        raw = Raw(sock)
+        raw.begin(1, keep=False)
+        raw.send(fcgi_record(4, 1, fcgi_params("GET", "/api/config")) + fcgi_record(4, 1)
+                 + fcgi_record(5, 1))
+        out, ended = raw.response(1, 30 * SLOW)
+        raw.close()
+        t.ok(ended and out.startswith(b"Status: 200 OK"), "-s: FastCGI is answered there", out[:200])
+    finally:
+        p.terminate()
+        p.wait(30 * SLOW)
 
 
 def race(t, text, d):
@@ -82,6 +120,7 @@ def main():
     rc, head, body, err = run_cgi(conf)
     with open(f"{d}/secret") as f:
         t.eq(f.read().strip(), secret, "the secret is kept across starts")
+    own_socket(t, conf, d)
     write(f"{d}/secret", "not hex\n")
     rc, head, body, err = run_cgi(conf)
     t.ok(rc != 0 and "not 64 hex digits" in err, "a damaged secret stops the program", err)
