@@ -6,6 +6,7 @@ creates the state database and the secret with mode 0600. Started with
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -69,6 +70,30 @@ def own_socket(t, conf, d):
         p.wait(30 * SLOW)
 
 
+def push_feature(t, good, d):
+    """features.push of /api/config is true only when push_mode is not off
+    and something listens on pushd_socket; /api/health says whether it
+    does, and stays ok when nothing does."""
+    sock = os.path.join(d, "pushd.sock")
+    conf = os.path.join(d, "push.conf")
+    for mode, listen, want in (("auto", False, False), ("auto", True, True),
+                               ("off", True, False)):
+        write(conf, good + f"pushd_socket = {sock}\npush_mode = {mode}\n")
+        with socket.socket(socket.AF_UNIX) as s:
+            if listen:
+                s.bind(sock)
+                s.listen(8)
+            config = json.loads(run_cgi(conf)[2])
+            health = json.loads(run_cgi(conf, "/api/health")[2])
+        if listen:
+            os.unlink(sock)
+        pushd = "up" if listen else "down"
+        t.eq(config["features"]["push"], want,
+             f"push_mode {mode}, pushd {pushd}: features.push is {want}")
+        t.eq((health.get("status"), health.get("pushd")), ("ok", pushd),
+             f"push_mode {mode}, pushd {pushd}: /api/health is ok, pushd {pushd}")
+
+
 def race(t, text, d):
     """Many processes starting together on a fresh folder agree on one
     secret, and none reads it half-written."""
@@ -121,6 +146,7 @@ def main():
     with open(f"{d}/secret") as f:
         t.eq(f.read().strip(), secret, "the secret is kept across starts")
     own_socket(t, conf, d)
+    push_feature(t, good, d)
     write(f"{d}/secret", "not hex\n")
     rc, head, body, err = run_cgi(conf)
     t.ok(rc != 0 and "not 64 hex digits" in err, "a damaged secret stops the program", err)
