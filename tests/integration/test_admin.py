@@ -4,6 +4,7 @@ through lighttpd, list and revoke with the command, and see the revoked
 session refused with 401 while the others go on."""
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,44 @@ def signed_in(s, user):
     if r.status != 200:
         raise RuntimeError(f"sign-in of {user} failed: {r}")
     return c
+
+
+def usage(t, s, conf):
+    """--help, --version, "--" and the exit statuses of postern-admin(8):
+    a revoke that ends nothing is status 1."""
+    code, out, err = admin(conf, "--help")
+    t.ok(code == 0 and out.startswith("usage: postern-admin") and not err,
+         "--help: the usage on stdout, status 0", out + err)
+    version = Client(s.url).request("GET", "/api/config").json()["version"]
+    code, out, err = admin(conf, "--version")
+    t.ok(code == 0 and out == f"postern-admin {version}\n", "--version: status 0", out + err)
+    code, _, err = admin(conf, "revoke", "--login", "nobody@example.test")
+    t.ok(code == 1 and "no session of the login" in err,
+         "revoke --login of a login without sessions: status 1", err)
+    code, _, err = admin(conf, "revoke", "--all")
+    t.ok(code == 1 and "no session to revoke" in err, "revoke --all with none left: status 1", err)
+    code, out, _ = admin(conf, "sessions", "--login", "nobody@example.test")
+    t.ok(code == 0 and "0 sessions" in out, "sessions listing none: status 0", out)
+
+    # A session id may begin with '-' (base64url): it goes after "--".
+    c = signed_in(s, ALICE)
+    db = sqlite3.connect(s.state_db)
+    with db:
+        db.execute("UPDATE sessions SET id = '-' || substr(id, 2) WHERE substr(id, 1, 8) = ?",
+                   (c.cookie[:8],))
+    db.close()
+    dashed = "-" + c.cookie[1:8]
+    code, _, err = admin(conf, "revoke", dashed)
+    t.ok(code == 2 and "after '--'" in err, "revoke -ID: a usage error that says to use --", err)
+    code, out, err = admin(conf, "revoke", "--", dashed)
+    t.ok(code == 0 and "revoked 1 session" in out, "revoke -- -ID", out + err)
+    code, out, _ = admin(conf, "sessions", "--")
+    t.ok(code == 0 and "0 sessions" in out, "sessions --", out)
+    t.eq(admin(conf, "--", "push")[0], 0, "-- before the command")
+    t.eq(admin(conf, "check", "extra")[0], 2, "check with an operand is a usage error")
+    t.eq(admin(conf, "sessions", "--all")[0], 2, "sessions --all is a usage error")
+    t.eq(admin(conf, "revoke", "--all", "--login", ALICE)[0], 2,
+         "revoke with two targets is a usage error")
 
 
 def checks(t, s, root):
@@ -78,6 +117,7 @@ def checks(t, s, root):
     code, out, _ = admin(conf, "revoke", "--all")
     t.ok(code == 0 and "revoked 1 session" in out, "revoke --all", out)
     t.eq(session_status(a2), 401, "every session is refused after revoke --all")
+    usage(t, s, conf)
 
     code, out, _ = admin(conf, "push")
     t.ok(code == 0 and "pushd: running" in out and "subscriptions:" in out,
