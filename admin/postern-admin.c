@@ -96,13 +96,17 @@ static int parse_args(int argc, char **argv, const char *allowed, int operand,
 
 static int cmd_check(const char *path, int argc, char **argv)
 {
-	struct admin_report r = { stdout, 0, 0 };
+	struct admin_report r = { stdout, 0, 0, 0 };
 	struct args a;
 	struct cfg c;
 
 	if (parse_args(argc, argv, "", 0, &a) == -1)
 		return usage();
 	admin_check(path, &c, &r);
+	/* The report says what the upstream client would log. */
+	log_init("postern-admin", LOG_ERR);
+	if (r.loaded)
+		admin_check_upstream(&c, &r);
 	cfg_free(&c);
 	printf("%d error%s, %d warning%s\n", r.errors, r.errors == 1 ? "" : "s",
 	    r.warnings, r.warnings == 1 ? "" : "s");

@@ -4,16 +4,18 @@ through lighttpd, list and revoke with the command, and see the revoked
 session refused with 401 while the others go on."""
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
-from stack import BUILDDIR, Stack  # noqa: E402
+from stack import BUILDDIR, Stack, free_port  # noqa: E402
 from tap import Tap  # noqa: E402
 import demo_mail  # noqa: E402
 
@@ -79,11 +81,50 @@ def usage(t, s, conf):
          "revoke with two targets is a usage error")
 
 
+def variant(root, conf, name, extra):
+    """conf with the lines extra added (a later key wins): its path."""
+    path = os.path.join(root, name + ".conf")
+    with open(conf) as f, open(path, "w") as g:
+        g.write(f.read() + "".join(f"{k} = {v}\n" for k, v in extra.items()))
+    return path
+
+
+def reach(t, s, root):
+    """check asks the JMAP server: Cyrus answers; a closed port, a path
+    that is not the session resource, TLS to a plain http port and a
+    server that never answers are errors that say what is wrong."""
+    port = s.cyrus.http_port
+    cases = [
+        ("closed", {"upstream": f"http://127.0.0.1:{free_port()}"},
+         "cannot connect to 127.0.0.1:", "Connection refused"),
+        ("missing", {"upstream_session_path": "/no/such/session"},
+         f"upstream http://127.0.0.1:{port}/no/such/session answers HTTP 404", "not a JMAP"),
+        ("tls", {"upstream": f"https://127.0.0.1:{port}"}, "TLS failed", f"https://127.0.0.1:{port}"),
+    ]
+    for name, extra, want, also in cases:
+        code, out, err = admin(variant(root, s.conf_path, name, extra), "check")
+        t.ok(code == 1 and want in out and also in out and "1 error" in out,
+             f"check, upstream {name}: status 1, '{want}'", out + err)
+    # Something that accepts connections and never answers.
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(8)
+        conf = variant(root, s.conf_path, "mute", {
+            "upstream": f"http://127.0.0.1:{mute.getsockname()[1]}", "upstream_timeout": "1s"})
+        t0 = time.monotonic()
+        code, out, err = admin(conf, "check")
+    t.ok(code == 1 and "no answer in time" in out, "check, upstream mute: a timeout", out + err)
+    t.ok(time.monotonic() - t0 < 20, "within upstream_timeout and some")
+
+
 def checks(t, s, root):
     conf = s.conf_path
     code, out, err = admin(conf, "check")
     t.eq(code, 0, "check of the stack's configuration passes")
     t.ok("0 errors" in out, "check counts no error", out + err)
+    t.ok(f"upstream {s.cyrus.base_url}" in out and "the JMAP server answers (401" in out,
+         "check: Cyrus answers the session resource, asking for credentials", out)
+    reach(t, s, root)
     code, out, _ = admin(conf, "init")
     t.eq(code, 0, "init over an existing state")
     t.ok(out.count(": kept") == 2, "init keeps the secret and the database", out)
