@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """postern-admin, the real binary, against a real stack's state: sign in
 through lighttpd, list and revoke with the command, and see the revoked
-session refused with 401 while the others go on."""
+session refused with 401 while the others go on; check asking the real
+Cyrus and failing on what cannot answer; usage and exit statuses as
+postern-admin(8) has them."""
 import os
 import shutil
 import socket
