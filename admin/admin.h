@@ -24,6 +24,7 @@
 struct admin_report {
 	FILE *out;
 	int errors, warnings;
+	int loaded;          /* admin_check read the configuration */
 };
 
 void admin_error(struct admin_report *r, const char *fmt, ...)
@@ -34,6 +35,12 @@ void admin_warning(struct admin_report *r, const char *fmt, ...)
  * creating or changing anything. Fills c (caller frees with cfg_free) and
  * returns the number of errors found. */
 int admin_check(const char *path, struct cfg *c, struct admin_report *r);
+/* reach.c: asks the JMAP server for the session resource, without
+ * credentials, as sign-in would (timeouts, CA file, redirects): an answer
+ * of the JMAP server is reported as a line, anything else as an error (a
+ * closed port, a status that is not a session's, TLS, a timeout). The
+ * number of errors found. */
+int admin_check_upstream(const struct cfg *c, struct admin_report *r);
 /* A problem with a private file's mode (the secret, the database), or NULL
  * when only the owner can read and write it. */
 const char *admin_private_mode(mode_t mode);
@@ -62,7 +69,5 @@ int admin_revoke_all(struct app *a);
 /* Prints pushd's accounts by mode and by whether a tab is open, and its
  * subscriptions. 0 or -1. */
 int admin_push(struct app *a, time_t now, FILE *out);
-/* 1 when something accepts connections on the Unix socket at path. */
-int admin_socket_alive(const char *path);
 
 #endif

@@ -214,6 +214,7 @@ int admin_check(const char *path, struct cfg *c, struct admin_report *r)
 		return r->errors;
 	}
 	fprintf(r->out, "configuration %s: read\n", path);
+	r->loaded = 1;
 	check_files(r, c);
 	return r->errors;
 }

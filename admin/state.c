@@ -5,11 +5,9 @@
 #include "admin.h"
 
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "sess.h"
+#include "usock.h"
 
 static const char sql_live[] =
     "SELECT id, account, created, seen, expires, remember FROM sessions"
@@ -146,23 +144,6 @@ int admin_revoke_all(struct app *a)
 	return delete(a, sql_del_all, NULL);
 }
 
-int admin_socket_alive(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd, ok;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return 0;
-	ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return ok;
-}
-
 static int print_modes(struct app *a, FILE *out)
 {
 	sqlite3_stmt *st;
@@ -204,7 +185,7 @@ static int print_subs(struct app *a, time_t now, FILE *out)
 
 int admin_push(struct app *a, time_t now, FILE *out)
 {
-	fprintf(out, "pushd: %s (%s)\n", admin_socket_alive(a->cfg.pushd_socket) ?
+	fprintf(out, "pushd: %s (%s)\n", usock_alive(a->cfg.pushd_socket) ?
 	    "running" : "not running: the app polls", a->cfg.pushd_socket);
 	fprintf(out, "push_mode: %s\n", a->cfg.push_mode);
 	if (print_modes(a, out) == -1 || print_subs(a, now, out) == -1)

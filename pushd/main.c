@@ -12,9 +12,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "acct.h"
@@ -24,6 +22,7 @@
 #include "private.h"
 #include "pushd.h"
 #include "tab.h"
+#include "usock.h"
 
 #define LISTEN_BACKLOG 1024
 
@@ -60,28 +59,12 @@ static unsigned fd_budget(void)
  * it. -1 with the reason logged. */
 static int listen_socket(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t old;
-	int fd;
+	char err[512];
+	int fd = usock_listen(path, LISTEN_BACKLOG, SOCK_NONBLOCK, err,
+	    sizeof(err));
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_err("pushd_socket %s: path too long", path);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1)
-		return -1;
-	unlink(path);
-	old = umask(0117);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(fd, LISTEN_BACKLOG) == -1) {
-		umask(old);
-		log_err("pushd_socket %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	umask(old);
+		log_err("pushd_socket %s", err);
 	return fd;
 }
 

@@ -6,6 +6,7 @@
 #include "login.h"
 #include "sess.h"
 #include "settings.h"
+#include "usock.h"
 
 static void logout(struct req *r)
 {
@@ -80,8 +81,10 @@ static void config(struct req *r)
 	json_object_object_add(o, "uploadMax", json_object_new_int64(c->upload_max));
 	json_object_object_add(o, "maxRequest", json_object_new_int64(c->max_request));
 	json_object_object_add(f, "imageProxy", json_object_new_boolean(c->image_proxy));
-	json_object_object_add(f, "push",
-	    json_object_new_boolean(strcmp(c->push_mode, "off") != 0));
+	/* Push is promised only when pushd is there to keep it: else the app
+	 * polls from the start instead of trying a stream that fails. */
+	json_object_object_add(f, "push", json_object_new_boolean(
+	    strcmp(c->push_mode, "off") != 0 && usock_alive(c->pushd_socket)));
 	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
 	json_object_object_add(o, "features", f);
 	req_json(r, 200, o);
@@ -119,6 +122,10 @@ static void health(struct req *r)
 
 	json_object_object_add(o, "status", json_object_new_string(ok ? "ok" : "degraded"));
 	json_object_object_add(o, "database", json_object_new_string(ok ? "ok" : "error"));
+	/* The responders work without pushd (the app polls): its absence is
+	 * reported, not a degraded status. */
+	json_object_object_add(o, "pushd", json_object_new_string(
+	    usock_alive(r->app->cfg.pushd_socket) ? "up" : "down"));
 	p = json_object_new_object();
 	if (ok)
 		push_split(r->app, p);

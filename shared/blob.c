@@ -247,6 +247,7 @@ static int upload_head(const struct up_head *h, void *ctx)
 	else if (h->status == 403 || h->status == 404)
 		x->fault = BF_NOT_FOUND;
 	else if (h->status < 200 || h->status >= 500 ||
+	    req_status_text((int)h->status) == NULL ||
 	    !is_json_type(h->content_type) || h->content_encoding[0])
 		x->fault = BF_BAD_UPSTREAM;
 	if (x->fault != BF_NONE)

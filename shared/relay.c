@@ -98,7 +98,8 @@ static int relay_head(const struct up_head *h, void *ctx)
 		x->fault = RF_UNAUTHORIZED;
 		return -1;
 	}
-	if (h->status >= 500 || h->status < 200 || !is_json_type(h->content_type)) {
+	if (h->status >= 500 || h->status < 200 || !is_json_type(h->content_type) ||
+	    req_status_text((int)h->status) == NULL) {
 		x->fault = RF_BAD_UPSTREAM;
 		return -1;
 	}

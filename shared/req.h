@@ -77,6 +77,10 @@ json_object *req_json_body(struct req *r, size_t max, const char *what,
 
 /* Response. Headers are queued until the first body byte or req_end. */
 void req_status(struct req *r, int status);
+/* The reason phrase of status, or NULL when postern never sends it: the
+ * one list of statuses (req.c). An upstream status not in it is a bad
+ * upstream answer. */
+const char *req_status_text(int status);
 /* -1 (and nothing queued) when name or value holds CR, LF or NUL. */
 int req_header(struct req *r, const char *name, const char *value);
 int req_write(struct req *r, const void *p, size_t n);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <fcgiapp.h>
@@ -15,6 +14,7 @@
 #include "private.h"
 #include "rate.h"
 #include "sess.h"
+#include "usock.h"
 
 static int route_matches(const struct route *rt, const char *path)
 {
@@ -256,16 +256,21 @@ static int serve_cgi(struct app *a, const struct route *routes)
 }
 
 /* The listening socket: fd 0 as the web server or spawn-fcgi hands it
- * over, or a Unix socket path given with -s. */
+ * over, or a Unix socket path given with -s, made 0660 like pushd's so
+ * that the web server's group may connect. */
 static int listen_fd(int argc, char **argv)
 {
+	char err[512];
+	int fd;
+
 	if (argc == 3 && !strcmp(argv[1], "-s")) {
 		if (argv[2][0] != '/') {
 			log_err("-s takes an absolute Unix socket path");
 			return -1;
 		}
-		unlink(argv[2]);
-		return FCGX_OpenSocket(argv[2], 128);
+		if ((fd = usock_listen(argv[2], 128, 0, err, sizeof(err))) == -1)
+			log_err("-s %s", err);
+		return fd;
 	}
 	return 0;
 }

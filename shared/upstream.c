@@ -32,6 +32,7 @@ struct up_state {
 	long long got;
 	int aborted;
 	int refused;               /* on_socket said no */
+	char error[CURL_ERROR_SIZE];
 };
 
 struct upstream *upstream_new(const struct cfg *c)
@@ -106,6 +107,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
 	else if (header_is(line, n, "Location", &off))
 		copy_value(s->head.location, sizeof(s->head.location),
 		    line + off, n - off);
+	else if (header_is(line, n, "WWW-Authenticate", &off))
+		s->head.challenged = 1;
 	else if (header_is(line, n, "Content-Length", &off)) {
 		copy_value(num, sizeof(num), line + off, n - off);
 		s->head.content_length = isdigit((unsigned char)num[0]) ?
@@ -270,6 +273,7 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 	SET(CURLOPT_TIMEOUT, c->timeout ? c->timeout : up->cfg->upstream_timeout);
 	SET(CURLOPT_HEADERDATA, s);
 	SET(CURLOPT_WRITEDATA, s);
+	SET(CURLOPT_ERRORBUFFER, s->error);
 	if (c->user) {
 		SET(CURLOPT_USERNAME, c->user);
 		SET(CURLOPT_PASSWORD, c->pass);
@@ -368,6 +372,21 @@ static enum up_result map_code(CURLcode rc, const struct up_state *s)
 	}
 }
 
+/* libcurl's message for a failed call, into c->error; for a connection
+ * that failed, with the system's reason ("Connection refused"). */
+static void call_error(struct upstream *up, struct up_call *c, CURLcode rc,
+    const char *detail)
+{
+	long os = 0;
+
+	snprintf(c->error, sizeof(c->error), "%s",
+	    detail[0] ? detail : curl_easy_strerror(rc));
+	if (rc == CURLE_COULDNT_CONNECT && curl_easy_getinfo(up->h,
+	    CURLINFO_OS_ERRNO, &os) == CURLE_OK && os)
+		snprintf(c->error + strlen(c->error), sizeof(c->error) -
+		    strlen(c->error), " (%s)", strerror((int)os));
+}
+
 int upstream_call(struct upstream *up, struct up_call *c)
 {
 	struct up_state s;
@@ -380,17 +399,23 @@ int upstream_call(struct upstream *up, struct up_call *c)
 	s.call = c;
 	s.h = up->h;
 	s.head.content_length = -1;
-	c->final_url[0] = '\0';
+	c->final_url[0] = c->error[0] = '\0';
 	c->status = 0;
+	c->curl_code = 0;
 	if (setup(up, c, &s, &hdrs, &pin) == -1) {
 		forget_shape(up);
 		goto out;
 	}
 	rc = curl_easy_perform(up->h);
+	/* The buffer lives in this frame: the handle must not keep it. */
+	curl_easy_setopt(up->h, CURLOPT_ERRORBUFFER, NULL);
 	res = map_code(rc, &s);
+	c->curl_code = (int)rc;
+	if (rc != CURLE_OK)
+		call_error(up, c, rc, s.error);
 	/* A foreign URL came from a message: its caller logs what it may. */
 	if (res != UP_OK && res != UP_ABORTED && res != UP_REFUSED && !c->foreign)
-		log_warn("upstream: %s: %s", c->url, curl_easy_strerror(rc));
+		log_warn("upstream: %s: %s", c->url, c->error);
 	if (res == UP_OK && !s.head_done && deliver_head(&s) == -1)
 		res = UP_ABORTED;
 	c->status = s.head.status;

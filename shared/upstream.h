@@ -30,6 +30,7 @@ struct up_head {
 	char retry_after[32];
 	char content_range[96];
 	char location[2048];        /* "" when absent or too long */
+	int challenged;             /* a WWW-Authenticate header came */
 };
 
 struct up_call {
@@ -55,6 +56,8 @@ struct up_call {
 	long long max_body;         /* 0: no cap */
 	long status;                /* out: the HTTP status, 0 if none */
 	char final_url[1024];       /* out: the URL that answered */
+	int curl_code;              /* out: libcurl's CURLcode, 0 if it went */
+	char error[256];            /* out: libcurl's message, "" if it went */
 
 	/* Extra request headers ("Name: value"), NULL-terminated; the caller
 	 * checks them (no CR/LF). */

@@ -92,7 +92,7 @@ async function enter(session) {
   await applySettings();
   const inbox = store.roleBox("inbox");
   await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
-  live.start(() => store.refresh(), () => store.resync());
+  live.start(() => store.refresh(), () => store.resync(), config.features?.push !== false);
   document.body.dataset.ready = "1";
 }
 

@@ -903,6 +903,26 @@ test("live: without /api/events the app polls (interval lowered for the test) an
   await page.context().close();
 });
 
+test("live: when /api/config promises no push (pushd down), the app polls and never opens /api/events", async () => {
+  const page = await newPage();
+  await page.addInitScript(() => { window.posternPollMs = 1500; });
+  await page.route("**/api/config", async (r) => {
+    const res = await r.fetch();
+    const json = await res.json();
+    json.features.push = false;
+    await r.fulfill({ response: res, json });
+  });
+  await signIn(page, "carol");
+  const bob = await newPage();
+  await signIn(bob, "bob");
+  await sendAs(bob, "carol@example.test", "Polled without pushd", "No stream tried.");
+  await row(page, "Polled without pushd").waitFor({ timeout: 20000 });
+  const streams = page.requests.filter((u) => u.includes("/api/events"));
+  assert(streams.length === 0, `no event stream was asked for: ${streams}`);
+  await bob.context().close();
+  await page.context().close();
+});
+
 test("phone layout: one pane at a time", async () => {
   const page = await newPage({ width: 390, height: 844 });
   await signIn(page, "alice");

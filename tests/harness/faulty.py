@@ -22,6 +22,7 @@ request, never to a kept-alive connection):
     html       200 text/html (a captive portal's page)
     huge       200 application/json of HUGE bytes that never form JSON
     error      503 with an HTML body
+    oddstatus  299 (a status no registry has) with a JSON body
 
 Standard library only; binds 127.0.0.1. CLI: faulty.py --backend PORT
 [--port N] prints {"port": N}; POST /_faulty/set {"prefix", "mode"} and
@@ -35,7 +36,8 @@ import sys
 import threading
 import time
 
-MODES = ("pass", "hang", "reset", "truncate", "garbage", "html", "huge", "error")
+MODES = ("pass", "hang", "reset", "truncate", "garbage", "html", "huge", "error",
+         "oddstatus")
 HANG_MAX = 120
 HUGE = 64 << 20
 HEAD_MAX = 64 << 10
@@ -93,7 +95,7 @@ def rst_close(sock):
 
 
 def canned(status, ctype, body, length=None):
-    reason = {200: "OK", 503: "Service Unavailable"}[status]
+    reason = {200: "OK", 299: "Odd", 503: "Service Unavailable"}[status]
     n = len(body) if length is None else length
     return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\n"
             f"Content-Length: {n}\r\nConnection: close\r\n\r\n").encode() + body
@@ -279,6 +281,9 @@ class Faulty:
 
     def do_error(self, conn, request, path):
         conn.sendall(canned(503, "text/html", b"<html>maintenance</html>"))
+
+    def do_oddstatus(self, conn, request, path):
+        conn.sendall(canned(299, "application/json", b'{"methodResponses": []}'))
 
 
 def main():

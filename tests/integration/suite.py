@@ -322,10 +322,16 @@ class Suite:
 
     def config_health(self):
         t, c = self.t, self.client()
+        # pushd runs beside every web server but under .htaccess.
+        up = self.s.pushd is not None
         r = c.request("GET", "/api/config")
         t.ok(r.status == 200 and "uploadMax" in r.json(), "/api/config", r)
+        t.eq(r.json().get("features", {}).get("push"), up,
+             f"/api/config: features.push is {up} with pushd {'up' if up else 'down'}")
         r = c.request("GET", "/api/health")
         t.ok(r.status == 200 and r.json().get("database") == "ok", "/api/health", r)
+        t.eq((r.json().get("status"), r.json().get("pushd")), ("ok", "up" if up else "down"),
+             "/api/health says whether pushd is up")
         r = c.request("GET", "/")
         t.ok(r.status == 200 and b"<html" in r.body.lower(), "the app's index is served")
         t.ok("frame-ancestors 'none'" in (r.header("Content-Security-Policy") or ""),

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """postern-admin, the real binary, against a real stack's state: sign in
 through lighttpd, list and revoke with the command, and see the revoked
-session refused with 401 while the others go on."""
+session refused with 401 while the others go on; check asking the real
+Cyrus and failing on what cannot answer; usage and exit statuses as
+postern-admin(8) has them."""
 import os
 import shutil
+import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
-from stack import BUILDDIR, Stack  # noqa: E402
+from stack import BUILDDIR, Stack, free_port  # noqa: E402
 from tap import Tap  # noqa: E402
 import demo_mail  # noqa: E402
 
@@ -40,11 +45,88 @@ def signed_in(s, user):
     return c
 
 
+def usage(t, s, conf):
+    """--help, --version, "--" and the exit statuses of postern-admin(8):
+    a revoke that ends nothing is status 1."""
+    code, out, err = admin(conf, "--help")
+    t.ok(code == 0 and out.startswith("usage: postern-admin") and not err,
+         "--help: the usage on stdout, status 0", out + err)
+    version = Client(s.url).request("GET", "/api/config").json()["version"]
+    code, out, err = admin(conf, "--version")
+    t.ok(code == 0 and out == f"postern-admin {version}\n", "--version: status 0", out + err)
+    code, _, err = admin(conf, "revoke", "--login", "nobody@example.test")
+    t.ok(code == 1 and "no session of the login" in err,
+         "revoke --login of a login without sessions: status 1", err)
+    code, _, err = admin(conf, "revoke", "--all")
+    t.ok(code == 1 and "no session to revoke" in err, "revoke --all with none left: status 1", err)
+    code, out, _ = admin(conf, "sessions", "--login", "nobody@example.test")
+    t.ok(code == 0 and "0 sessions" in out, "sessions listing none: status 0", out)
+
+    # A session id may begin with '-' (base64url): it goes after "--".
+    c = signed_in(s, ALICE)
+    db = sqlite3.connect(s.state_db)
+    with db:
+        db.execute("UPDATE sessions SET id = '-' || substr(id, 2) WHERE substr(id, 1, 8) = ?",
+                   (c.cookie[:8],))
+    db.close()
+    dashed = "-" + c.cookie[1:8]
+    code, _, err = admin(conf, "revoke", dashed)
+    t.ok(code == 2 and "after '--'" in err, "revoke -ID: a usage error that says to use --", err)
+    code, out, err = admin(conf, "revoke", "--", dashed)
+    t.ok(code == 0 and "revoked 1 session" in out, "revoke -- -ID", out + err)
+    code, out, _ = admin(conf, "sessions", "--")
+    t.ok(code == 0 and "0 sessions" in out, "sessions --", out)
+    t.eq(admin(conf, "--", "push")[0], 0, "-- before the command")
+    t.eq(admin(conf, "check", "extra")[0], 2, "check with an operand is a usage error")
+    t.eq(admin(conf, "sessions", "--all")[0], 2, "sessions --all is a usage error")
+    t.eq(admin(conf, "revoke", "--all", "--login", ALICE)[0], 2,
+         "revoke with two targets is a usage error")
+
+
+def variant(root, conf, name, extra):
+    """conf with the lines extra added (a later key wins): its path."""
+    path = os.path.join(root, name + ".conf")
+    with open(conf) as f, open(path, "w") as g:
+        g.write(f.read() + "".join(f"{k} = {v}\n" for k, v in extra.items()))
+    return path
+
+
+def reach(t, s, root):
+    """check asks the JMAP server: Cyrus answers; a closed port, a path
+    that is not the session resource, TLS to a plain http port and a
+    server that never answers are errors that say what is wrong."""
+    port = s.cyrus.http_port
+    cases = [
+        ("closed", {"upstream": f"http://127.0.0.1:{free_port()}"},
+         "cannot connect to 127.0.0.1:", "Connection refused"),
+        ("missing", {"upstream_session_path": "/no/such/session"},
+         f"upstream http://127.0.0.1:{port}/no/such/session answers HTTP 404", "not a JMAP"),
+        ("tls", {"upstream": f"https://127.0.0.1:{port}"}, "TLS failed", f"https://127.0.0.1:{port}"),
+    ]
+    for name, extra, want, also in cases:
+        code, out, err = admin(variant(root, s.conf_path, name, extra), "check")
+        t.ok(code == 1 and want in out and also in out and "1 error" in out,
+             f"check, upstream {name}: status 1, '{want}'", out + err)
+    # Something that accepts connections and never answers.
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(8)
+        conf = variant(root, s.conf_path, "mute", {
+            "upstream": f"http://127.0.0.1:{mute.getsockname()[1]}", "upstream_timeout": "1s"})
+        t0 = time.monotonic()
+        code, out, err = admin(conf, "check")
+    t.ok(code == 1 and "no answer in time" in out, "check, upstream mute: a timeout", out + err)
+    t.ok(time.monotonic() - t0 < 20, "within upstream_timeout and some")
+
+
 def checks(t, s, root):
     conf = s.conf_path
     code, out, err = admin(conf, "check")
     t.eq(code, 0, "check of the stack's configuration passes")
     t.ok("0 errors" in out, "check counts no error", out + err)
+    t.ok(f"upstream {s.cyrus.base_url}" in out and "the JMAP server answers (401" in out,
+         "check: Cyrus answers the session resource, asking for credentials", out)
+    reach(t, s, root)
     code, out, _ = admin(conf, "init")
     t.eq(code, 0, "init over an existing state")
     t.ok(out.count(": kept") == 2, "init keeps the secret and the database", out)
@@ -78,6 +160,7 @@ def checks(t, s, root):
     code, out, _ = admin(conf, "revoke", "--all")
     t.ok(code == 0 and "revoked 1 session" in out, "revoke --all", out)
     t.eq(session_status(a2), 401, "every session is refused after revoke --all")
+    usage(t, s, conf)
 
     code, out, _ = admin(conf, "push")
     t.ok(code == 0 and "pushd: running" in out and "subscriptions:" in out,

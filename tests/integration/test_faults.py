@@ -200,7 +200,8 @@ class Suite:
         # Taken once each responder has answered: lighttpd may start them
         # after it listens.
         pids = responder_pids(self.s.lighttpd.pid)
-        for mode in UPSTREAM_MODES:
+        # And a status postern has no phrase for: no answer to pass on.
+        for mode in UPSTREAM_MODES + ("oddstatus",):
             self.sign_in_fault(mode)
             self.relay_fault(c, mode)
             self.blob_fault(c, mode, blob)

@@ -616,6 +616,24 @@ class PushSuite:
             st.close()
         code = self.s.stop_pushd()
         self.t.eq(code, 0, "pushd stops cleanly on SIGTERM")
+        self.t.run("pushd_down", self.pushd_down)
+
+    def pushd_down(self):
+        """With pushd stopped the responders go on: /api/health reports it
+        down and stays ok, /api/config promises no push; both come back
+        when pushd does."""
+        t, c = self.t, Client(self.s.url)
+        r = c.request("GET", "/api/health")
+        t.eq((r.status, r.json().get("status"), r.json().get("pushd")), (200, "ok", "down"),
+             "pushd stopped: /api/health is 200, status ok, pushd down")
+        r = c.request("GET", "/api/config")
+        t.eq(r.json()["features"]["push"], False, "pushd stopped: features.push is false")
+        self.s.start_pushd()
+        r = c.request("GET", "/api/health")
+        t.eq((r.json().get("status"), r.json().get("pushd")), ("ok", "up"),
+             "pushd started again: /api/health says up")
+        r = c.request("GET", "/api/config")
+        t.eq(r.json()["features"]["push"], True, "and features.push is true again")
 
 
 def main():

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Start-up of a responder run directly as CGI: a bad configuration stops
 it with file:line and still answers the browser with a JSON 500; a good one
-creates the state database and the secret with mode 0600."""
+creates the state database and the secret with mode 0600. Started with
+-s PATH, it listens on a socket of its own, mode 0660."""
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+from stack import SLOW, wait_until  # noqa: E402
 from tap import Tap  # noqa: E402
+from test_pushd import Raw, fcgi_params, fcgi_record  # noqa: E402
 
 BUILDDIR = os.environ.get("POSTERN_BUILDDIR", ".")
 AUTH = os.path.join(BUILDDIR, "fcgi", "postern-auth")
@@ -29,6 +34,64 @@ def run_cgi(conf, uri="/api/config", method="GET"):
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
+
+
+def listening(path):
+    try:
+        Raw(path).close()
+        return True
+    except OSError:
+        return False
+
+
+def own_socket(t, conf, d):
+    """-s PATH: the socket is 0660 whatever the umask (the web server's
+    group may connect, nobody else), and FastCGI is answered on it."""
+    sock = os.path.join(d, "auth.sock")
+    p = subprocess.Popen([AUTH, "-s", sock], env={"POSTERN_CONF": conf, "PATH": "/usr/bin:/bin"},
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, umask=0)
+    try:
+        wait_until(lambda: listening(sock) or p.poll() is not None, 30 * SLOW,
+                   "the responder to listen")
+        if p.poll() is not None:
+            return t.ok(False, "-s: the responder listens", p.stderr.read().decode())
+        t.eq(oct(stat.S_IMODE(os.stat(sock).st_mode)), "0o660",
+             "-s: the socket is mode 0660 under umask 0")
+        raw = Raw(sock)
+        raw.begin(1, keep=False)
+        raw.send(fcgi_record(4, 1, fcgi_params("GET", "/api/config")) + fcgi_record(4, 1)
+                 + fcgi_record(5, 1))
+        out, ended = raw.response(1, 30 * SLOW)
+        raw.close()
+        t.ok(ended and out.startswith(b"Status: 200 OK"), "-s: FastCGI is answered there", out[:200])
+    finally:
+        p.terminate()
+        p.wait(30 * SLOW)
+
+
+def push_feature(t, good, d):
+    """features.push of /api/config is true only when push_mode is not off
+    and something listens on pushd_socket; /api/health says whether it
+    does, and stays ok when nothing does."""
+    sock = os.path.join(d, "pushd.sock")
+    conf = os.path.join(d, "push.conf")
+    for mode, listen, want in (("auto", False, False), ("auto", True, True),
+                               ("off", True, False)):
+        write(conf, good + f"pushd_socket = {sock}\npush_mode = {mode}\n")
+        with socket.socket(socket.AF_UNIX) as s:
+            if listen:
+                s.bind(sock)
+                s.listen(8)
+            config = json.loads(run_cgi(conf)[2])
+            health = json.loads(run_cgi(conf, "/api/health")[2])
+        if listen:
+            os.unlink(sock)
+        pushd = "up" if listen else "down"
+        t.eq(config["features"]["push"], want,
+             f"push_mode {mode}, pushd {pushd}: features.push is {want}")
+        t.eq((health.get("status"), health.get("pushd")), ("ok", pushd),
+             f"push_mode {mode}, pushd {pushd}: /api/health is ok, pushd {pushd}")
 
 
 def race(t, text, d):
@@ -82,6 +145,8 @@ def main():
     rc, head, body, err = run_cgi(conf)
     with open(f"{d}/secret") as f:
         t.eq(f.read().strip(), secret, "the secret is kept across starts")
+    own_socket(t, conf, d)
+    push_feature(t, good, d)
     write(f"{d}/secret", "not hex\n")
     rc, head, body, err = run_cgi(conf)
     t.ok(rc != 0 and "not 64 hex digits" in err, "a damaged secret stops the program", err)

@@ -112,3 +112,5 @@ UNIT_TESTS += tests/unit/test_admin
 tests_unit_test_admin_SOURCES = tests/unit/test_admin.c tests/unit/testapp.h
 tests_unit_test_admin_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/admin
 tests_unit_test_admin_LDADD = admin/libadmin.a $(UNIT_LIBS)
+# Its loopback HTTP server runs in a thread.
+tests_unit_test_admin_LDFLAGS = $(AM_LDFLAGS) -pthread

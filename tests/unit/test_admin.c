@@ -1,5 +1,8 @@
 /* admin: postern-admin's commands over a real state database: what they
- * list, what they end, what check finds, and that init is idempotent. */
+ * list, what they end, what check finds (of the JMAP server too, a tiny
+ * HTTP server here on loopback), and that init is idempotent. */
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -270,7 +275,7 @@ static int check(const char *path, struct mem *m)
 
 	mem_open(m);
 	r.out = m->f;
-	r.errors = r.warnings = 0;
+	r.errors = r.warnings = r.loaded = 0;
 	n = admin_check(path, &c, &r);
 	cfg_free(&c);
 	return n;
@@ -417,6 +422,181 @@ static void test_init(void **state)
 	assert_int_equal(system(db), 0);
 }
 
+/* ---- check asks the JMAP server ---- */
+
+/* A tiny HTTP server on loopback: each connection gets the answer of its
+ * request's path, then is closed. */
+struct server {
+	int fd, port;
+	pthread_t thread;
+};
+
+/* The port /away redirects to: another origin. */
+static int other_port;
+
+static const struct {
+	const char *path;
+	const char *answer;   /* NULL: never answered */
+} answers[] = {
+	{ "/.well-known/jmap", "HTTP/1.1 401 Unauthorized\r\n"
+	    "WWW-Authenticate: Basic realm=\"mail\"\r\nContent-Length: 0\r\n"
+	    "Connection: close\r\n\r\n" },
+	{ "/session", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	    "Connection: close\r\n\r\n{\"capabilities\": "
+	    "{\"urn:ietf:params:jmap:core\": {}}, \"apiUrl\": \"/jmap/\"}" },
+	{ "/bare401", "HTTP/1.1 401 Unauthorized\r\nConnection: close\r\n\r\n" },
+	{ "/missing", "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n"
+	    "Connection: close\r\n\r\n<html>nothing here</html>" },
+	{ "/page", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+	    "Connection: close\r\n\r\n<html>welcome</html>" },
+	{ "/moved", "HTTP/1.1 302 Found\r\nLocation: /session\r\n"
+	    "Connection: close\r\n\r\n" },
+	{ "/away", "" },      /* a redirect to other_port, made below */
+	{ "/slow", NULL },
+};
+
+static void answer_one(int fd)
+{
+	char req[4096], path[256], out[512];
+	const char *a = "HTTP/1.1 500 Unknown Path\r\nConnection: close\r\n\r\n";
+	size_t n = 0, i;
+	ssize_t k;
+
+	while (n < sizeof(req) - 1 &&
+	    (k = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
+		n += (size_t)k;
+		req[n] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	req[n] = '\0';
+	if (sscanf(req, "GET %255s ", path) != 1)
+		return;
+	for (i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+		if (!strcmp(path, answers[i].path))
+			a = answers[i].answer;
+	if (a == NULL) {
+		/* Held until the client gives up. */
+		while (read(fd, req, sizeof(req)) > 0)
+			;
+		return;
+	}
+	if (!strcmp(path, "/away")) {
+		snprintf(out, sizeof(out), "HTTP/1.1 302 Found\r\nLocation: "
+		    "http://127.0.0.1:%d/session\r\nConnection: close\r\n\r\n",
+		    other_port);
+		a = out;
+	}
+	if (write(fd, a, strlen(a)) < 0)
+		return;
+}
+
+static void *serve(void *arg)
+{
+	struct server *s = arg;
+	int fd;
+
+	while ((fd = accept(s->fd, NULL, NULL)) >= 0) {
+		answer_one(fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* A loopback port: listened on when s is not NULL, else closed again
+ * (nothing listens there: connections are refused). */
+static int loopback(struct server *s)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	if (s == NULL) {
+		close(fd);
+		return ntohs(sa.sin_port);
+	}
+	assert_int_equal(listen(fd, 8), 0);
+	s->fd = fd;
+	s->port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
+	return s->port;
+}
+
+static void server_stop(struct server *s)
+{
+	shutdown(s->fd, SHUT_RDWR);
+	pthread_join(s->thread, NULL);
+	close(s->fd);
+}
+
+/* Runs the check against upstream http://127.0.0.1:port with path as the
+ * session resource; its report into m and r. */
+static void reach(int port, const char *path, struct mem *m,
+    struct admin_report *r)
+{
+	char url[64], err[256];
+	struct cfg c;
+
+	cfg_defaults(&c);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	assert_int_equal(cfg_set(&c, "upstream", url, err, sizeof(err)), 0);
+	assert_int_equal(cfg_set(&c, "upstream_session_path", path, err,
+	    sizeof(err)), 0);
+	assert_int_equal(cfg_set(&c, "upstream_timeout", "1s", err,
+	    sizeof(err)), 0);
+	mem_open(m);
+	r->out = m->f;
+	r->errors = r->warnings = 0;
+	admin_check_upstream(&c, r);
+	cfg_free(&c);
+}
+
+/* Expects errors and warnings, and want in the report. */
+static void expect(int port, const char *path, int errors, int warnings,
+    const char *want)
+{
+	struct admin_report r;
+	struct mem m;
+
+	reach(port, path, &m, &r);
+	if (r.errors != errors || r.warnings != warnings ||
+	    !strstr(mem_text(&m), want))
+		fail_msg("%s: %d errors, %d warnings, not %d, %d with \"%s\":\n%s",
+		    path, r.errors, r.warnings, errors, warnings, want,
+		    mem_text(&m));
+	mem_close(&m);
+}
+
+static void test_check_upstream(void **state)
+{
+	struct server s, other;
+	int port = loopback(&s), closed = loopback(NULL);
+	char want[128];
+
+	other_port = loopback(&other);
+	expect(port, "/.well-known/jmap", 0, 0, "the JMAP server answers (401");
+	expect(port, "/session", 0, 0, "the JMAP server answers (200");
+	expect(port, "/moved", 0, 0, "/session: the JMAP server answers (200");
+	expect(port, "/bare401", 0, 1, "401 without WWW-Authenticate");
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/missing answers HTTP "
+	    "404", port);
+	expect(port, "/missing", 1, 0, want);
+	expect(port, "/page", 1, 0, "not with a JMAP session document "
+	    "(Content-Type text/html)");
+	expect(port, "/away", 0, 1, "another origin than upstream");
+	expect(port, "/slow", 1, 0, "no answer in time");
+	snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d", closed);
+	expect(closed, "/.well-known/jmap", 1, 0, want);
+	server_stop(&s);
+	server_stop(&other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,7 +612,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check, testapp_setup, testapp_teardown),
 		cmocka_unit_test_setup_teardown(test_check_missing, testapp_setup, testapp_teardown),
 		cmocka_unit_test_setup_teardown(test_init, testapp_setup, testapp_teardown),
+		cmocka_unit_test(test_check_upstream),
 	};
+	int rc;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
 }

@@ -1,6 +1,8 @@
 /* req + serve_dispatch: one request through a fake transport (CGI
  * variables from a table, body from a string, output into a buffer) and a
  * small route table of the tests' own. */
+#include <ctype.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1063,6 +1065,146 @@ static void rate_limited_sets_retry_after(void **state)
 	buf_free(&f.out);
 }
 
+/* ---- statuses ---- */
+
+/* Every status postern sends, with its reason phrase (RFC 9110): those
+ * the code names (status_walk checks that it names no other) and 201,
+ * which an upload passes on from the JMAP server. */
+static const struct {
+	int code;
+	const char *text;
+} sent[] = {
+	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
+	{ 206, "Partial Content" }, { 400, "Bad Request" },
+	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
+	{ 405, "Method Not Allowed" }, { 413, "Content Too Large" },
+	{ 415, "Unsupported Media Type" }, { 416, "Range Not Satisfiable" },
+	{ 429, "Too Many Requests" }, { 500, "Internal Server Error" },
+	{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
+	{ 504, "Gateway Timeout" },
+};
+#define NSENT (sizeof(sent) / sizeof(sent[0]))
+
+static const char *sent_text(int code)
+{
+	size_t i;
+
+	for (i = 0; i < NSENT; i++)
+		if (sent[i].code == code)
+			return sent[i].text;
+	return NULL;
+}
+
+/* Each status goes out with its phrase, on the Status line. */
+static void status_lines_have_phrases(void **state)
+{
+	char want[64];
+	struct fake f;
+	struct req r;
+	size_t i;
+
+	for (i = 0; i < NSENT; i++) {
+		fake_init(&f, "GET", "/api/ping");
+		assert_int_equal(init(*state, &f, &r), 0);
+		req_status(&r, sent[i].code);
+		req_end(&r);
+		req_free(&r);
+		snprintf(want, sizeof(want), "Status: %d %s\r\n", sent[i].code,
+		    sent[i].text);
+		if (strncmp(buf_str(&f.out), want, strlen(want)))
+			fail_msg("%d: \"%.40s\", not \"%s\"", sent[i].code,
+			    buf_str(&f.out), want);
+		buf_free(&f.out);
+	}
+}
+
+/* What postern does not know it does not send: no phrase, and an
+ * upstream answer with such a status is refused. */
+static void unknown_statuses_have_no_phrase(void **state)
+{
+	static const int unknown[] = { 0, 100, 102, 199, 299, 306, 418, 499,
+	    599, 600, 999 };
+	size_t i;
+
+	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		assert_null(req_status_text(unknown[i]));
+	assert_string_equal(req_status_text(422), "Unprocessable Content");
+	assert_string_equal(req_status_text(409), "Conflict");
+}
+
+/* The status literals of a line that calls req_error, req_status or
+ * req_json: the three-digit numbers between the call and its first
+ * string. Their count, at most max. */
+static int line_statuses(const char *line, int *out, int max)
+{
+	static const char *const fns[] = { "req_error(", "req_status(",
+	    "req_json(" };
+	const char *p = NULL, *q;
+	int n = 0, len;
+	size_t i;
+
+	for (i = 0; i < 3 && p == NULL; i++)
+		if ((q = strstr(line, fns[i])) != NULL)
+			p = q + strlen(fns[i]);
+	for (; p && *p && *p != '"' && n < max; p += len ? len : 1) {
+		len = (int)strspn(p, "0123456789");
+		if (len == 3 && !isalnum((unsigned char)p[-1]) && p[-1] != '_')
+			out[n++] = atoi(p);
+	}
+	return n;
+}
+
+/* Checks every status literal in the C files of one folder; their count. */
+static int walk_folder(const char *src, const char *folder)
+{
+	char path[1024], line[1024];
+	struct dirent *e;
+	int codes[8], found = 0, k, i, lineno;
+	DIR *d;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", src, folder);
+	assert_non_null(d = opendir(path));
+	while ((e = readdir(d)) != NULL) {
+		if (strlen(e->d_name) < 3 ||
+		    strcmp(e->d_name + strlen(e->d_name) - 2, ".c"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s", src, folder, e->d_name);
+		assert_non_null(f = fopen(path, "r"));
+		for (lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+			k = line_statuses(line, codes, 8);
+			for (i = 0; i < k; i++, found++)
+				if (sent_text(codes[i]) == NULL ||
+				    strcmp(req_status_text(codes[i]) ?
+				    req_status_text(codes[i]) : "", sent_text(codes[i])))
+					fail_msg("%s/%s:%d sends %d: not in the "
+					    "tables with its phrase", folder,
+					    e->d_name, lineno, codes[i]);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Walks every status the responders and pushd name in their code. */
+static void status_walk(void **state)
+{
+	const char *src = getenv("POSTERN_SRCDIR");
+	int codes[8];
+
+	if (src == NULL)
+		skip();  /* run outside make check */
+	assert_int_equal(line_statuses("req_error(r, rc ? 500 : 404, \"x 200\"",
+	    codes, 8), 2);
+	assert_int_equal(codes[0], 500);
+	assert_int_equal(codes[1], 404);
+	assert_int_equal(line_statuses("req_status(x->r, (int)h->status);",
+	    codes, 8), 0);
+	assert_true(walk_folder(src, "shared") > 50);
+	assert_true(walk_folder(src, "pushd") > 10);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, testapp_teardown)
 
 int main(void)
@@ -1102,6 +1244,9 @@ int main(void)
 		T(media_type_lower_case_without_parameters),
 		T(https_from_trusted_proxy_only),
 		T(rate_limited_sets_retry_after),
+		T(status_lines_have_phrases),
+		cmocka_unit_test(unknown_statuses_have_no_phrase),
+		cmocka_unit_test(status_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

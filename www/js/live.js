@@ -1,6 +1,7 @@
 // live.js: new mail as it happens. One tab (the holder of a Web Lock) keeps
 // the /api/events stream and shares its events with the other tabs over a
-// BroadcastChannel; if the stream fails, it polls every 60 s instead.
+// BroadcastChannel; if the stream fails, or /api/config says there is no
+// push (push_mode off, or pushd not running), it polls every 60 s instead.
 
 // 60 s; the browser tests set window.posternPollMs to a shorter interval
 // so that they need not wait a minute.
@@ -12,13 +13,14 @@ let pollTimer = null;
 let release = null;
 let waiting = null;   // aborts a lock request still waiting
 
-export function start(onChange, onResync) {
+export function start(onChange, onResync, push = true) {
   stopped = false;
   channel = "BroadcastChannel" in self ? new BroadcastChannel("postern-events") : null;
   if (channel) channel.onmessage = (m) => (m.data === "resync" ? onResync() : onChange());
   const run = () => new Promise((resolve) => {
     release = resolve;
-    stream(onChange, onResync, resolve);
+    if (push) stream(onChange, onResync, resolve);
+    else poll(onChange);
   });
   if (navigator.locks) {
     waiting = new AbortController();
