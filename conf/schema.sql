@@ -1,4 +1,4 @@
--- postern state, schema version 2 (PRAGMA user_version).
+-- postern state, schema version 3 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
 -- or a cookie in clear: see "Sessions and secrets" in docs/DECISIONS.md.
@@ -8,7 +8,10 @@
 -- credentials and doc the session document, both AES-256-GCM under a key
 -- that needs the cookie's secret, the server secret and salt together.
 -- account is an HMAC of the login under the server secret: it groups a
--- person's devices without naming them.
+-- person's devices without naming them. verified (version 3) is when the
+-- mail server last accepted the session's credentials, as far as postern
+-- knows: routes that do not ask it themselves ask it first when that is
+-- longer ago than session_recheck.
 CREATE TABLE sessions (
   id        TEXT PRIMARY KEY,
   verifier  BLOB NOT NULL,
@@ -25,7 +28,8 @@ CREATE TABLE sessions (
   upload_url   TEXT NOT NULL,
   event_url    TEXT NOT NULL,
   agent     TEXT NOT NULL DEFAULT '',
-  ip        TEXT NOT NULL DEFAULT ''
+  ip        TEXT NOT NULL DEFAULT '',
+  verified  INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE INDEX sessions_account ON sessions(account);
 CREATE INDEX sessions_expires ON sessions(expires);

@@ -158,8 +158,8 @@ static int check_account(struct req *r, const char *account)
 
 static void end_session(struct req *r)
 {
-	log_info("upstream refused the session's credentials; ending it");
-	sess_destroy(r->app, r->sess->id);
+	sess_refused(r->app, r->sess->id);
+	r->sess->ended = 1;
 	serve_clear_cookie(r);
 	req_error(r, 401, "unauthenticated",
 	    "The mail server no longer accepts this sign-in. Please sign in again.");
@@ -252,6 +252,8 @@ static int upload_head(const struct up_head *h, void *ctx)
 		x->fault = BF_BAD_UPSTREAM;
 	if (x->fault != BF_NONE)
 		return -1;
+	if (h->status >= 200 && h->status < 300)
+		sess_accepted(x->r->sess, x->r->now);
 	snprintf(x->answer_type, sizeof(x->answer_type), "%s", h->content_type);
 	return 0;
 }
@@ -513,6 +515,8 @@ static int download_head(const struct up_head *h, void *ctx)
 	    strcasecmp(h->content_encoding, "identity");
 
 	x->upstream_status = h->status;
+	if (h->status == 200 || h->status == 206)
+		sess_accepted(x->r->sess, x->r->now);
 	if ((x->fault = download_fault(h)) != BF_NONE) {
 		if (x->fault == BF_RANGE && valid_content_range(h->content_range))
 			snprintf(x->content_range, sizeof(x->content_range), "%s",

@@ -38,6 +38,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL },
 	{ "session_remember_idle", T_DURATION, O(session_remember_idle), 60, 365 * DAY, NULL },
 	{ "session_lifetime", T_DURATION, O(session_lifetime), 60, 3650 * DAY, NULL },
+	{ "session_recheck", T_DURATION, O(session_recheck), 1, 3600, NULL },
 	{ "cookie_secure", T_ENUM, O(cookie_secure), 0, 0, secure_choices },
 	{ "login_limit_user", T_INT, O(login_limit_user), 1, 1000000, NULL },
 	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL },
@@ -89,6 +90,7 @@ void cfg_defaults(struct cfg *c)
 	c->session_idle = 12 * 3600;
 	c->session_remember_idle = 30 * DAY;
 	c->session_lifetime = 90 * DAY;
+	c->session_recheck = 60;
 	c->cookie_secure = CFG_SECURE_AUTO;
 	c->login_limit_user = 10;
 	c->login_limit_ip = 50;

@@ -25,6 +25,9 @@ struct cfg {
 	long session_idle;          /* seconds */
 	long session_remember_idle; /* seconds, "this is my own device" */
 	long session_lifetime;      /* seconds, absolute */
+	/* seconds: how long the mail server's last acceptance of a session
+	 * stands for routes that do not ask it themselves */
+	long session_recheck;
 	int cookie_secure;          /* enum cfg_secure */
 	long login_limit_user;      /* attempts per IP+username per window */
 	long login_limit_ip;        /* attempts per IP per window */

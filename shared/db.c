@@ -58,7 +58,13 @@ static int db_user_version(struct db *db, int *v)
 static const char *const db_upgrades[] = {
 	/* 1 -> 2: pushd counts each account's open event streams. */
 	"ALTER TABLE push_accounts ADD COLUMN tabs INTEGER NOT NULL DEFAULT 0",
+	/* 2 -> 3: when the mail server last accepted a session. 0 for the
+	 * sessions already there: their next route that does not ask the
+	 * mail server itself asks it first. */
+	"ALTER TABLE sessions ADD COLUMN verified INTEGER NOT NULL DEFAULT 0",
 };
+_Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
+    DB_SCHEMA_VERSION - 1, "one upgrade step for each version");
 
 static int db_upgrade(struct db *db, int from)
 {

@@ -98,6 +98,8 @@ static int relay_head(const struct up_head *h, void *ctx)
 		x->fault = RF_UNAUTHORIZED;
 		return -1;
 	}
+	if (h->status >= 200 && h->status < 300)
+		sess_accepted(r->sess, r->now);
 	if (h->status >= 500 || h->status < 200 || !is_json_type(h->content_type) ||
 	    req_status_text((int)h->status) == NULL) {
 		x->fault = RF_BAD_UPSTREAM;
@@ -146,8 +148,8 @@ static void relay_finish(struct relay *x, int res)
 		req_error(r, 400, "bad_request", "The request body could not be read.");
 		return;
 	case RF_UNAUTHORIZED:
-		log_info("upstream refused the session's credentials; ending it");
-		sess_destroy(r->app, r->sess->id);
+		sess_refused(r->app, r->sess->id);
+		r->sess->ended = 1;
 		serve_clear_cookie(r);
 		req_error(r, 401, "unauthenticated",
 		    "The mail server no longer accepts this sign-in. Please sign in again.");

@@ -137,10 +137,12 @@ void serve_dispatch(struct req *r, const struct route *routes)
 	if ((rt->flags & ROUTE_SESSION) && load_session(r) == -1)
 		return;
 	if ((rt->flags & ROUTE_BUDGET) && !within_budget(r))
-		return;
+		goto out;
 	rt->handler(r);
 	if (!r->head_sent)
 		req_end(r);
+out:
+	sess_touch(r->app, r->sess, r->now);
 }
 
 void serve_store_failed(struct req *r)

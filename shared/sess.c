@@ -30,12 +30,22 @@ struct sess_cache {
 static const char sql_insert[] =
     "INSERT INTO sessions(id, verifier, salt, sealed, doc, account, remember,"
     " created, seen, expires, api_url, download_url, upload_url, event_url,"
-    " agent, ip) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11,?12,?13,?14,?15)";
+    " agent, ip, verified)"
+    " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11,?12,?13,?14,?15,?8)";
 static const char sql_get[] =
     "SELECT verifier, salt, sealed, account, remember, created, seen, expires,"
-    " api_url, download_url, upload_url, event_url FROM sessions WHERE id = ?1";
+    " api_url, download_url, upload_url, event_url, verified"
+    " FROM sessions WHERE id = ?1";
 static const char sql_get_doc[] = "SELECT doc FROM sessions WHERE id = ?1";
-static const char sql_seen[] = "UPDATE sessions SET seen = ?2 WHERE id = ?1";
+/* seen and verified together: the relay's acceptances ride on the write
+ * that marks the session seen, once a minute. */
+static const char sql_seen[] =
+    "UPDATE sessions SET seen = ?2, verified = max(verified, ?3) WHERE id = ?1";
+static const char sql_confirmed[] =
+    "UPDATE sessions SET verified = max(verified, ?2), seen = max(seen, ?2)"
+    " WHERE id = ?1";
+static const char sql_state[] =
+    "SELECT remember, seen, expires, verified FROM sessions WHERE id = ?1";
 static const char sql_delete[] = "DELETE FROM sessions WHERE id = ?1";
 static const char sql_list[] =
     "SELECT id, created, seen, agent, ip, remember FROM sessions"
@@ -204,6 +214,7 @@ static int load_row(sqlite3_stmt *st, struct sess *s,
 	s->download_url = col_dup(st, 9);
 	s->upload_url = col_dup(st, 10);
 	s->event_url = col_dup(st, 11);
+	s->verified = sqlite3_column_int64(st, 12);
 	if (!s->api_url || !s->download_url || !s->upload_url || !s->event_url)
 		return -1;
 	return 0;
@@ -347,16 +358,67 @@ static int expired(const struct app *a, const struct sess *s, time_t now)
 	return now >= sess_ends(a, s->seen, s->expires, s->remember);
 }
 
-static void touch(struct app *a, struct sess *s, time_t now)
+void sess_touch(struct app *a, struct sess *s, time_t now)
 {
 	sqlite3_stmt *st;
 
-	if (now - s->seen < 60 || (st = db_stmt(&a->db, sql_seen)) == NULL)
+	if (s == NULL || s->ended || now - s->seen < 60 ||
+	    (st = db_stmt(&a->db, sql_seen)) == NULL)
 		return;
 	db_bind_text(st, 1, s->id);
 	sqlite3_bind_int64(st, 2, (long long)now);
-	if (db_exec_stmt(&a->db, st) == 0)
+	sqlite3_bind_int64(st, 3, s->accepted);
+	if (db_exec_stmt(&a->db, st) == 0) {
 		s->seen = now;
+		if (s->accepted > s->verified)
+			s->verified = s->accepted;
+	}
+}
+
+void sess_accepted(struct sess *s, time_t now)
+{
+	s->accepted = now;
+}
+
+int sess_confirmed(struct app *a, const char *id, time_t now)
+{
+	sqlite3_stmt *st = db_stmt(&a->db, sql_confirmed);
+
+	if (st == NULL)
+		return -1;
+	db_bind_text(st, 1, id);
+	sqlite3_bind_int64(st, 2, (long long)now);
+	return db_exec_stmt(&a->db, st);
+}
+
+void sess_refused(struct app *a, const char *id)
+{
+	log_info("the mail server refused a session's credentials; ending it");
+	sess_destroy(a, id);
+}
+
+int sess_fresh(const struct app *a, long long verified, time_t now)
+{
+	return (long long)now - verified < a->cfg.session_recheck;
+}
+
+int sess_state(struct app *a, const char *id, time_t now, long long *verified)
+{
+	sqlite3_stmt *st = db_stmt(&a->db, sql_state);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	db_bind_text(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*verified = sqlite3_column_int64(st, 3);
+		rc = now < sess_ends(a, (time_t)sqlite3_column_int64(st, 1),
+		    (time_t)sqlite3_column_int64(st, 2), sqlite3_column_int(st, 0));
+	} else
+		rc = rc == SQLITE_DONE ? 0 : -1;
+	sqlite3_reset(st);
+	return rc;
 }
 
 /* Reads the row, checks it, and opens the credentials. */
@@ -411,7 +473,6 @@ int sess_lookup(struct app *a, const char *cookie, time_t now, struct sess **out
 		sess_free(s);
 		return rc;
 	}
-	touch(a, s, now);
 	*out = s;
 	return 0;
 }

@@ -30,6 +30,11 @@ struct sess {
 	char *api_url, *download_url, *upload_url, *event_url;
 	int remember;
 	long long created, seen, expires;
+	/* When the mail server last accepted the credentials, as the row
+	 * says; and when it did during this request (0: it was not asked, or
+	 * refused), written with the next touch. */
+	long long verified, accepted;
+	int ended;               /* destroyed during this request */
 };
 
 /* What a new session stores beside the credentials. */
@@ -48,9 +53,31 @@ int sess_create(struct app *a, const struct sess_new *n, time_t now,
 /* Finds the session of a cookie value and opens its credentials. Returns
  * 0 with *out set (caller frees with sess_free), 1 when there is none (bad,
  * unknown, altered or expired: an expired one is deleted), -1 on a database
- * error. Marks the session seen (at most once a minute, to keep writes
- * rare). */
+ * error. Writes nothing: sess_touch marks it seen after the request. */
 int sess_lookup(struct app *a, const char *cookie, time_t now, struct sess **out);
+/* After a request of s: marks it seen, and records the mail server's
+ * acceptance of it during the request (sess_accepted), in one write at
+ * most once a minute, so that the data path costs no write per request. A
+ * session that ended during the request is left alone. */
+void sess_touch(struct app *a, struct sess *s, time_t now);
+/* The mail server answered a call made with s's credentials just now
+ * (a 2xx): recorded by the next sess_touch. No write. */
+void sess_accepted(struct sess *s, time_t now);
+/* The mail server accepted the credentials of session id when asked for
+ * that purpose: recorded at once (verified and seen), so that no other
+ * process asks again within session_recheck. 0 or -1. */
+int sess_confirmed(struct app *a, const char *id, time_t now);
+/* The mail server refused the credentials of session id (a password
+ * changed): the session ends, everywhere, at once. The one place that
+ * does this for the relay, blobs, the session checks and pushd. */
+void sess_refused(struct app *a, const char *id);
+/* Whether an acceptance at verified still stands at now (within
+ * session_recheck): 1 or 0. */
+int sess_fresh(const struct app *a, long long verified, time_t now);
+/* The state of session id without its cookie (pushd's tabs): 1 when it
+ * exists and has not expired, with *verified set; 0 when it is gone or
+ * expired; -1 when the database failed. */
+int sess_state(struct app *a, const char *id, time_t now, long long *verified);
 /* The session document, opened into out. 0 or -1. */
 int sess_doc(struct app *a, const struct sess *s, struct buf *out);
 int sess_destroy(struct app *a, const char *id);

@@ -322,9 +322,9 @@ static void test_check(void **state)
 	exec(t, "PRAGMA user_version = 1");
 	assert_int_equal(check(path, &m), 0);
 	assert_non_null(strstr(mem_text(&m), "warning: state_db"));
-	assert_non_null(strstr(mem_text(&m), "schema 1, upgraded to 2"));
+	assert_non_null(strstr(mem_text(&m), "schema 1, upgraded to 3"));
 	mem_close(&m);
-	exec(t, "PRAGMA user_version = 2");
+	exec(t, "PRAGMA user_version = 3");
 
 	/* A state folder anyone may write to, unless sticky. */
 	assert_int_equal(chmod(t->dir, 0777), 0);

@@ -40,6 +40,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.session_idle, 12 * 3600);
 	assert_int_equal(c.session_remember_idle, 30 * 86400);
 	assert_int_equal(c.session_lifetime, 90 * 86400);
+	assert_int_equal(c.session_recheck, 60);
 	assert_int_equal(c.cookie_secure, CFG_SECURE_AUTO);
 	assert_int_equal(c.login_limit_user, 10);
 	assert_int_equal(c.login_limit_ip, 50);
@@ -209,6 +210,12 @@ static void int_bounds_are_inclusive(void **state)
 	assert_int_equal(set1(&c, "api_budget_window", "5m"), 0);
 	assert_int_equal(c.api_budget_window, 300);
 	assert_int_equal(set1(&c, "api_budget_window", "0"), -1);
+	/* session_recheck: 1 s to an hour. */
+	assert_int_equal(set1(&c, "session_recheck", "5s"), 0);
+	assert_int_equal(c.session_recheck, 5);
+	assert_int_equal(set1(&c, "session_recheck", "1h"), 0);
+	assert_int_equal(set1(&c, "session_recheck", "61m"), -1);
+	assert_int_equal(set1(&c, "session_recheck", "0"), -1);
 	cfg_free(&c);
 }
 

@@ -1,5 +1,6 @@
 /* sess: sessions in the shared database: the cookie opens them, nothing
- * else does; expiry; listing and revoking an account's sessions. */
+ * else does; expiry; listing and revoking an account's sessions; the
+ * record of when the mail server last accepted each, and its bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +44,8 @@ static void make(struct testapp *t, const char *user, int remember,
 	assert_int_equal(strlen(cookie), SESS_COOKIE_LEN);
 }
 
-/* sess_lookup's result, the session freed. */
+/* sess_lookup's result, then the touch that ends a request (as
+ * serve_dispatch does); the session freed. */
 static int lookup(struct testapp *t, const char *cookie, time_t now)
 {
 	struct sess *s = NULL;
@@ -53,6 +55,7 @@ static int lookup(struct testapp *t, const char *cookie, time_t now)
 		assert_null(s);
 	else
 		assert_non_null(s);
+	sess_touch(&t->app, s, now);
 	sess_free(s);
 	return rc;
 }
@@ -583,6 +586,208 @@ static void session_ended_elsewhere_not_found(void **state)
 	assert_int_equal(lookup(t, cookie, NOW + 3), 1);
 }
 
+/* One column of the session row of cookie. */
+static long long row_value(struct testapp *t, const char *cookie,
+    const char *column)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM sessions WHERE id = '%.*s'",
+	    column, SESS_ID_LEN, cookie);
+	return testapp_count(t, sql);
+}
+
+static void id_of(const char *cookie, char id[SESS_ID_LEN + 1])
+{
+	memcpy(id, cookie, SESS_ID_LEN);
+	id[SESS_ID_LEN] = '\0';
+}
+
+/* A sign-in is an acceptance by the mail server. */
+static void verified_at_sign_in(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1];
+	struct sess *s = NULL;
+
+	make(t, USER, 0, NOW, cookie);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW);
+	assert_int_equal(sess_lookup(&t->app, cookie, NOW + 5, &s), 0);
+	assert_true(s->verified == NOW);
+	assert_true(s->accepted == 0);
+	sess_free(s);
+}
+
+/* A lookup writes nothing; what a request learns is written by the touch
+ * after it, seen and verified together, at most once a minute: the relay
+ * gains no write. */
+static void acceptance_rides_on_the_seen_write(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1];
+	struct sess *s = NULL;
+	int before;
+
+	make(t, USER, 0, NOW, cookie);
+	before = sqlite3_total_changes(t->app.db.h);
+	/* Requests within the minute: accepted, nothing written. */
+	for (int i = 1; i < 60; i += 7) {
+		assert_int_equal(sess_lookup(&t->app, cookie, NOW + i, &s), 0);
+		sess_accepted(s, NOW + i);
+		sess_touch(&t->app, s, NOW + i);
+		sess_free(s);
+	}
+	assert_int_equal(sqlite3_total_changes(t->app.db.h), before);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW);
+	/* The minute passed: one write carries both. */
+	assert_int_equal(sess_lookup(&t->app, cookie, NOW + 61, &s), 0);
+	sess_accepted(s, NOW + 61);
+	sess_touch(&t->app, s, NOW + 61);
+	assert_true(s->verified == NOW + 61 && s->seen == NOW + 61);
+	sess_free(s);
+	assert_int_equal(sqlite3_total_changes(t->app.db.h), before + 1);
+	assert_int_equal(row_value(t, cookie, "seen"), NOW + 61);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW + 61);
+}
+
+/* A request the mail server did not answer for the session (or no call
+ * at all: settings, images) marks it seen and leaves verified. */
+static void seen_without_acceptance_keeps_verified(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1];
+
+	make(t, USER, 0, NOW, cookie);
+	assert_int_equal(lookup(t, cookie, NOW + 120), 0);
+	assert_int_equal(row_value(t, cookie, "seen"), NOW + 120);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW);
+}
+
+/* A session that ended during its request is not written again. */
+static void ended_session_not_touched(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1];
+	struct sess *s = NULL;
+
+	make(t, USER, 0, NOW, cookie);
+	assert_int_equal(sess_lookup(&t->app, cookie, NOW + 120, &s), 0);
+	s->ended = 1;
+	sess_touch(&t->app, s, NOW + 120);
+	sess_free(s);
+	assert_int_equal(row_value(t, cookie, "seen"), NOW);
+}
+
+/* The bound: an acceptance stands for session_recheck seconds. */
+static void fresh_within_recheck(void **state)
+{
+	struct testapp *t = *state;
+
+	assert_int_equal(t->app.cfg.session_recheck, 60);
+	assert_true(sess_fresh(&t->app, NOW, NOW));
+	assert_true(sess_fresh(&t->app, NOW, NOW + 59));
+	assert_false(sess_fresh(&t->app, NOW, NOW + 60));
+	assert_false(sess_fresh(&t->app, 0, NOW));
+	t->app.cfg.session_recheck = 5;
+	assert_true(sess_fresh(&t->app, NOW, NOW + 4));
+	assert_false(sess_fresh(&t->app, NOW, NOW + 5));
+}
+
+/* A check's answer is written at once, for every process, and never
+ * moves the record back. */
+static void confirmed_seen_by_other_process(void **state)
+{
+	struct testapp *t = *state, t2;
+	char cookie[SESS_COOKIE_LEN + 1], id[SESS_ID_LEN + 1];
+	struct sess *s = NULL;
+
+	make(t, USER, 0, NOW, cookie);
+	id_of(cookie, id);
+	assert_int_equal(sess_confirmed(&t->app, id, NOW + 100), 0);
+	testapp_open_twin(t, &t2);
+	assert_int_equal(sess_lookup(&t2.app, cookie, NOW + 101, &s), 0);
+	assert_true(s->verified == NOW + 100);
+	assert_true(s->seen == NOW + 100);
+	sess_free(s);
+	testapp_close(&t2);
+	assert_int_equal(sess_confirmed(&t->app, id, NOW + 50), 0);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW + 100);
+	/* Nor does a touch carrying an older acceptance. */
+	assert_int_equal(sess_lookup(&t->app, cookie, NOW + 200, &s), 0);
+	sess_accepted(s, NOW + 90);
+	sess_touch(&t->app, s, NOW + 200);
+	sess_free(s);
+	assert_int_equal(row_value(t, cookie, "verified"), NOW + 100);
+}
+
+/* Refused by the mail server: gone in every process, the account's other
+ * sessions untouched. */
+static void refused_ends_session_everywhere(void **state)
+{
+	struct testapp *t = *state, t2;
+	char cookie[SESS_COOKIE_LEN + 1], other[SESS_COOKIE_LEN + 1];
+	char id[SESS_ID_LEN + 1];
+
+	make(t, USER, 0, NOW, cookie);
+	make(t, USER, 0, NOW, other);
+	id_of(cookie, id);
+	assert_int_equal(lookup(t, cookie, NOW + 1), 0);
+	testapp_open_twin(t, &t2);
+	assert_int_equal(lookup(&t2, cookie, NOW + 1), 0);
+	sess_refused(&t2.app, id);
+	testapp_close(&t2);
+	assert_int_equal(lookup(t, cookie, NOW + 2), 1);
+	assert_int_equal(lookup(t, other, NOW + 2), 0);
+}
+
+/* What pushd reads for a tab: the record without the cookie. */
+static void state_reads_the_record(void **state)
+{
+	struct testapp *t = *state;
+	char cookie[SESS_COOKIE_LEN + 1], id[SESS_ID_LEN + 1];
+	long long verified = -1;
+	long idle = t->app.cfg.session_idle;
+
+	make(t, USER, 0, NOW, cookie);
+	id_of(cookie, id);
+	assert_int_equal(sess_state(&t->app, id, NOW + 1, &verified), 1);
+	assert_true(verified == NOW);
+	assert_int_equal(sess_confirmed(&t->app, id, NOW + 30), 0);
+	assert_int_equal(sess_state(&t->app, id, NOW + 31, &verified), 1);
+	assert_true(verified == NOW + 30);
+	/* Idle past its end (counted from seen, which the check moved). */
+	assert_int_equal(sess_state(&t->app, id, NOW + 30 + idle, &verified), 0);
+	assert_int_equal(sess_destroy(&t->app, id), 0);
+	assert_int_equal(sess_state(&t->app, id, NOW + 31, &verified), 0);
+	assert_int_equal(sess_state(&t->app, "AAAAAAAAAAAAAAAAAAAAAA", NOW,
+	    &verified), 0);
+}
+
+/* A database of schema version 2 gains the column; its sessions keep
+ * working and, never recorded as accepted, are asked about first. */
+static void version_2_database_migrated(void **state)
+{
+	struct testapp *t = *state, t2;
+	char cookie[SESS_COOKIE_LEN + 1];
+	struct sess *s = NULL;
+
+	make(t, USER, 0, NOW, cookie);
+	exec_sql(t, "ALTER TABLE sessions DROP COLUMN verified");
+	exec_sql(t, "PRAGMA user_version = 2");
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM"
+	    " pragma_table_info('sessions') WHERE name = 'verified'"), 0);
+	testapp_open_twin(t, &t2);
+	assert_int_equal(testapp_count(&t2, "PRAGMA user_version"), 3);
+	assert_int_equal(testapp_count(&t2, "SELECT count(*) FROM"
+	    " pragma_table_info('sessions') WHERE name = 'verified'"), 1);
+	assert_int_equal(sess_lookup(&t2.app, cookie, NOW + 1, &s), 0);
+	assert_string_equal(s->pass, PASS);
+	assert_true(s->verified == 0);
+	assert_false(sess_fresh(&t2.app, s->verified, NOW + 1));
+	sess_free(s);
+	testapp_close(&t2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
 
 int main(void)
@@ -611,6 +816,15 @@ int main(void)
 		T(repeated_lookups_open_each_own),
 		T(kept_session_follows_its_row),
 		T(session_ended_elsewhere_not_found),
+		T(verified_at_sign_in),
+		T(acceptance_rides_on_the_seen_write),
+		T(seen_without_acceptance_keeps_verified),
+		T(ended_session_not_touched),
+		T(fresh_within_recheck),
+		T(confirmed_seen_by_other_process),
+		T(refused_ends_session_everywhere),
+		T(state_reads_the_record),
+		T(version_2_database_migrated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
