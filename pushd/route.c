@@ -47,7 +47,7 @@ struct preq *route_preq(const struct req *r)
 }
 
 static const struct route pushd_routes[] = {
-	{ "GET", "/api/events", ROUTE_SESSION, tab_handle },
+	{ "GET", "/api/events", ROUTE_SESSION | ROUTE_UPSTREAM, tab_handle },
 	{ NULL, NULL, 0, NULL }
 };
 

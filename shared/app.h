@@ -26,6 +26,9 @@ struct app {
 	struct rate_cache *rate_cache;
 	struct sess_cache *sess_cache;
 	int db_later;          /* a database that will not open is retried */
+	/* serve.c: a session check timed out; until then no other is tried
+	 * (about the mail server, not about any user). */
+	long long check_quiet_until;
 };
 
 /* Reads a server secret file (64 hex digits, a final newline allowed)

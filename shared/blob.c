@@ -156,15 +156,6 @@ static int check_account(struct req *r, const char *account)
 	return -1;
 }
 
-static void end_session(struct req *r)
-{
-	sess_refused(r->app, r->sess->id);
-	r->sess->ended = 1;
-	serve_clear_cookie(r);
-	req_error(r, 401, "unauthenticated",
-	    "The mail server no longer accepts this sign-in. Please sign in again.");
-}
-
 /* Answers what went wrong, unless the answer is already under way (then
  * the browser sees a cut body, which is all that can be done). */
 static void blob_finish(struct blob_x *x, int res)
@@ -179,7 +170,7 @@ static void blob_finish(struct blob_x *x, int res)
 		req_error(r, 400, "bad_request", "The request body could not be read.");
 		return;
 	case BF_UNAUTHORIZED:
-		end_session(r);
+		serve_session_refused(r);
 		return;
 	case BF_NOT_FOUND:
 		req_error(r, 404, "not_found", "No such file.");
@@ -651,10 +642,10 @@ out:
 }
 
 const struct route blob_routes[] = {
-	{ "POST", "/api/upload/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX,
-	    blob_upload },
-	{ "GET", "/api/blob/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX,
-	    blob_download },
+	{ "POST", "/api/upload/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX |
+	    ROUTE_UPSTREAM, blob_upload },
+	{ "GET", "/api/blob/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX |
+	    ROUTE_UPSTREAM, blob_download },
 	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET, image_handle },
 	{ NULL, NULL, 0, NULL }
 };

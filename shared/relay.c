@@ -148,11 +148,7 @@ static void relay_finish(struct relay *x, int res)
 		req_error(r, 400, "bad_request", "The request body could not be read.");
 		return;
 	case RF_UNAUTHORIZED:
-		sess_refused(r->app, r->sess->id);
-		r->sess->ended = 1;
-		serve_clear_cookie(r);
-		req_error(r, 401, "unauthenticated",
-		    "The mail server no longer accepts this sign-in. Please sign in again.");
+		serve_session_refused(r);
 		return;
 	case RF_BAD_UPSTREAM:
 		log_warn("jmap: upstream answered %ld", x->upstream_status);
@@ -222,6 +218,7 @@ void relay_handle(struct req *r)
 }
 
 const struct route relay_routes[] = {
-	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET, relay_handle },
+	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM,
+	    relay_handle },
 	{ NULL, NULL, 0, NULL }
 };

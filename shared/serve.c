@@ -14,7 +14,16 @@
 #include "private.h"
 #include "rate.h"
 #include "sess.h"
+#include "upstream.h"
 #include "usock.h"
+
+/* A session check waits at most this long for the mail server, and after
+ * one that timed out the process tries none for SERVE_CHECK_QUIET: a hung
+ * mail server must not hold the responder that serves everyone's
+ * settings and sign-ins. */
+#define SERVE_CHECK_TIMEOUT 5L
+#define SERVE_CHECK_QUIET 30
+#define SERVE_CHECK_DOC_MAX (1 << 20)
 
 static int route_matches(const struct route *rt, const char *path)
 {
@@ -85,6 +94,87 @@ static int load_session(struct req *r)
 	return -1;
 }
 
+void serve_session_refused(struct req *r)
+{
+	sess_refused(r->app, r->sess->id);
+	r->sess->ended = 1;
+	serve_clear_cookie(r);
+	req_error(r, 401, "unauthenticated",
+	    "The mail server no longer accepts this sign-in. Please sign in again.");
+}
+
+/* Asks the session resource with the session's credentials, the cheapest
+ * authenticated request (as sign-in does). The result, with the status
+ * in *status. */
+static int ask_mail_server(struct req *r, long *status)
+{
+	const struct cfg *cf = &r->app->cfg;
+	struct up_call c;
+	char *url;
+	int res;
+
+	*status = 0;
+	if ((url = upstream_join(cf, cf->upstream_session_path)) == NULL)
+		return UP_ERROR;
+	memset(&c, 0, sizeof(c));
+	c.method = "GET";
+	c.url = url;
+	c.user = r->sess->user;
+	c.pass = r->sess->pass;
+	c.follow = 1;
+	c.max_body = SERVE_CHECK_DOC_MAX;
+	c.timeout = cf->upstream_timeout < SERVE_CHECK_TIMEOUT ?
+	    cf->upstream_timeout : SERVE_CHECK_TIMEOUT;
+	c.connect_timeout = cf->upstream_connect_timeout < c.timeout ?
+	    cf->upstream_connect_timeout : c.timeout;
+	res = upstream_call(r->app->up, &c);
+	*status = c.status;
+	free(url);
+	return res;
+}
+
+/* A session whose acceptance by the mail server is older than
+ * session_recheck is checked before a route that does not ask the mail
+ * server acts for it. 1: go on; 0: answered (refused: the session ended;
+ * or a change the mail server could not confirm). When the mail server
+ * does not answer, reads go on (an outage locks nobody out of their
+ * settings) and changes are refused. */
+static int session_good(struct req *r)
+{
+	struct app *a = r->app;
+	long status = 0;
+	int res = UP_TIMEOUT;
+
+	if (sess_fresh(a, r->sess->verified, r->now))
+		return 1;
+	if (r->now >= a->check_quiet_until)
+		res = ask_mail_server(r, &status);
+	if (res == UP_OK && status >= 200 && status < 300) {
+		if (sess_confirmed(a, r->sess->id, r->now) == 0)
+			r->sess->seen = r->now;
+		r->sess->verified = r->now;
+		return 1;
+	}
+	if (res == UP_OK && (status == 401 || status == 403)) {
+		serve_session_refused(r);
+		return 0;
+	}
+	if (res == UP_TIMEOUT && r->now >= a->check_quiet_until) {
+		a->check_quiet_until = (long long)r->now + SERVE_CHECK_QUIET;
+		log_warn("session check: the mail server did not answer in time");
+	} else if (res == UP_OK)
+		log_warn("session check: the mail server answered %ld", status);
+	if (!strcmp(r->method, "GET") || !strcmp(r->method, "HEAD"))
+		return 1;
+	if (res == UP_TIMEOUT)
+		req_error(r, 504, "upstream_timeout", "The mail server did not "
+		    "answer in time to confirm this sign-in. Please try again.");
+	else
+		req_error(r, 502, "upstream_error", "The mail server could not "
+		    "confirm this sign-in. Please try again.");
+	return 0;
+}
+
 static int within_budget(struct req *r)
 {
 	char what[64];
@@ -137,6 +227,9 @@ void serve_dispatch(struct req *r, const struct route *routes)
 	if ((rt->flags & ROUTE_SESSION) && load_session(r) == -1)
 		return;
 	if ((rt->flags & ROUTE_BUDGET) && !within_budget(r))
+		goto out;
+	if ((rt->flags & (ROUTE_SESSION | ROUTE_UPSTREAM)) == ROUTE_SESSION &&
+	    !session_good(r))
 		goto out;
 	rt->handler(r);
 	if (!r->head_sent)

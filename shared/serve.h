@@ -10,7 +10,13 @@
 enum route_flags {
 	ROUTE_SESSION = 1,  /* needs a valid session cookie (r->sess set) */
 	ROUTE_BUDGET = 2,   /* counts against the per-session API budget */
-	ROUTE_PREFIX = 4    /* path is a prefix ("/api/blob/") */
+	ROUTE_PREFIX = 4,   /* path is a prefix ("/api/blob/") */
+	/* The handler calls the mail server with the session's credentials
+	 * itself (the relay, blobs; pushd, without blocking): its answer is
+	 * the session's check. Every other ROUTE_SESSION route asks the mail
+	 * server first when the session's last acceptance is older than
+	 * session_recheck. */
+	ROUTE_UPSTREAM = 8
 };
 
 struct route {
@@ -32,6 +38,9 @@ int serve_main(int argc, char **argv, const char *prog,
 void serve_dispatch(struct req *r, const struct route *routes);
 /* The Set-Cookie value that ends the session cookie. */
 void serve_clear_cookie(struct req *r);
+/* The mail server refused r->sess's credentials: the session ends, the
+ * cookie is cleared, 401 unauthenticated (the app signs in again). */
+void serve_session_refused(struct req *r);
 /* 503 service_unavailable with Retry-After: the state database is busy,
  * locked, read-only or full. A fault that clears, so the app retries. */
 void serve_store_failed(struct req *r);

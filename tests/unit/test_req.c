@@ -149,7 +149,10 @@ static const struct route routes[] = {
 	{ "GET", "/api/ping", 0, h_ok },
 	{ "POST", "/api/ping", 0, h_ok },
 	{ "GET", "/api/me", ROUTE_SESSION, h_me },
-	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET, h_ok },
+	{ "GET", "/api/mine", ROUTE_SESSION, h_me },
+	{ "POST", "/api/mine", ROUTE_SESSION, h_me },
+	/* As the relay: its own call to the mail server is the check. */
+	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM, h_ok },
 	{ "GET", "/api/blob/", ROUTE_SESSION | ROUTE_PREFIX, h_me },
 	{ NULL, NULL, 0, NULL },
 };
@@ -495,6 +498,93 @@ static void session_route_with_cookie_reaches_handler(void **state)
 	run_at(*state, &f, T0 + 2);
 	assert_int_equal(status_of(&f), 204);
 	assert_int_equal(calls, 2);
+	buf_free(&f.out);
+}
+
+/* A session signed in at T0: its Cookie header into hdr (200 bytes). */
+static void signed_in_at_t0(struct testapp *t, char *hdr)
+{
+	char cookie[SESS_COOKIE_LEN + 1];
+
+	make_session(t, T0, cookie);
+	snprintf(hdr, 200, SESS_COOKIE "=%s", cookie);
+}
+
+/* A session route at time at for the session in hdr (POST with the CSRF
+ * header). The test upstream refuses connections: a session check there
+ * is a mail server that does not answer. */
+static void me_at(struct testapp *t, struct fake *f, const char *method,
+    const char *hdr, time_t at)
+{
+	fake_init(f, method, "/api/mine");
+	fake_set(f, SERVE_CSRF_PARAM, "1");
+	fake_set(f, "HTTP_COOKIE", hdr);
+	run_at(t, f, at);
+}
+
+/* Within session_recheck of the last acceptance nothing is asked: a
+ * change goes through although the mail server is down. */
+static void fresh_session_not_checked(void **state)
+{
+	struct testapp *t = *state;
+	char hdr[200];
+	struct fake f;
+
+	signed_in_at_t0(t, hdr);
+	me_at(t, &f, "POST", hdr, T0 + 59);
+	assert_int_equal(status_of(&f), 204);
+	assert_int_equal(calls, 1);
+	buf_free(&f.out);
+}
+
+/* Past it the mail server is asked first; when it does not answer, a read
+ * goes on (an outage locks nobody out), a change is refused, and the
+ * session is kept. */
+static void stale_session_checked_first(void **state)
+{
+	struct testapp *t = *state;
+	char hdr[200];
+	struct fake f;
+
+	signed_in_at_t0(t, hdr);
+	me_at(t, &f, "POST", hdr, T0 + 60);
+	assert_error(&f, 502, "upstream_error");
+	assert_int_equal(header_count(&f, "Set-Cookie"), 0);
+	assert_int_equal(calls, 0);
+	buf_free(&f.out);
+	me_at(t, &f, "GET", hdr, T0 + 61);
+	assert_int_equal(status_of(&f), 204);
+	assert_int_equal(calls, 1);
+	buf_free(&f.out);
+	/* Nothing was accepted: the record stays; the use is seen. */
+	assert_int_equal(testapp_count(t, "SELECT verified FROM sessions"), T0);
+	assert_int_equal(testapp_count(t, "SELECT seen FROM sessions"), T0 + 60);
+	/* A shorter session_recheck moves the bound. */
+	t->app.cfg.session_recheck = 5;
+	signed_in_at_t0(t, hdr);
+	me_at(t, &f, "POST", hdr, T0 + 4);
+	assert_int_equal(status_of(&f), 204);
+	buf_free(&f.out);
+	me_at(t, &f, "POST", hdr, T0 + 5);
+	assert_error(&f, 502, "upstream_error");
+	buf_free(&f.out);
+}
+
+/* A route whose handler asks the mail server itself is not checked
+ * before it. */
+static void upstream_route_not_checked(void **state)
+{
+	struct testapp *t = *state;
+	char hdr[200];
+	struct fake f;
+
+	signed_in_at_t0(t, hdr);
+	fake_init(&f, "POST", "/api/jmap");
+	fake_set(&f, SERVE_CSRF_PARAM, "1");
+	fake_set(&f, "HTTP_COOKIE", hdr);
+	run_at(t, &f, T0 + 3600);
+	assert_int_equal(status_of(&f), 200);
+	assert_int_equal(calls, 1);
 	buf_free(&f.out);
 }
 
@@ -1223,6 +1313,9 @@ int main(void)
 		T(session_route_with_cookie_reaches_handler),
 		T(api_budget_429_on_third_call),
 		T(api_budget_window_is_configured),
+		T(fresh_session_not_checked),
+		T(stale_session_checked_first),
+		T(upstream_route_not_checked),
 		T(api_budget_zero_is_off),
 		T(bad_request_target_400),
 		T(path_and_query_split),

@@ -1,6 +1,7 @@
 /* testapp: a struct app for unit tests, over a fresh temporary directory.
  * Include after <cmocka.h>. The upstream is http://127.0.0.1:9 (discard),
- * which no unit test contacts.
+ * where nothing listens: the session checks of test_req.c meet a mail
+ * server that does not answer there, and no other unit test calls it.
  *
  *   struct testapp t;
  *   testapp_open(&t);        (or testapp_init, change t.app.cfg, testapp_start)
