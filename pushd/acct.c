@@ -15,6 +15,7 @@
 #include "pushd.h"
 #include "seal.h"
 #include "tab.h"
+#include "upstream.h"
 
 #define POLL_RESP_MAX (256 * 1024)
 #define FLUSH_MS 1000
@@ -55,6 +56,17 @@ static void acct_poll_start(struct acct *a);
 static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
     unsigned got, int quiet_first);
 static void acct_check_tabs(struct acct *a, int revoke);
+static void acct_on_poll_timer(struct ev *ev, struct ev_timer *t);
+
+/* A tab's own credentials, asked of the mail server when nothing vouches
+ * for its session (see acct_attach). */
+struct acct_check {
+	struct mc_job job;
+	struct acct_check *next;
+	struct acct *a;
+	char sess_id[SESS_ID_LEN + 1];
+};
+#define CHECK_DOC_MAX (1 << 20)
 
 #define RELAY_BACKOFF_MIN_MS 500
 #define RELAY_BACKOFF_MAX_MS 60000
@@ -190,10 +202,17 @@ static void acct_free(void *p)
 	struct acct *a = p;
 	unsigned i;
 
+	struct acct_check *c;
+
 	/* Cancelled here when acct_end ran inside a libcurl callback. */
 	mc_cancel(a->pd, &a->job);
 	mc_cancel(a->pd, &a->stream);
 	mc_cancel(a->pd, &a->sjob);
+	while ((c = a->checks) != NULL) {
+		a->checks = c->next;
+		mc_cancel(a->pd, &c->job);
+		free(c);
+	}
 	sse_free(&a->sse);
 	buf_free(&a->sresp);
 	free(a->sub_id);
@@ -215,6 +234,7 @@ static void acct_free(void *p)
 static void acct_end(struct acct *a)
 {
 	struct pushd *pd = a->pd;
+	struct acct_check *c;
 	struct acct **pp;
 	sqlite3_stmt *st;
 
@@ -232,6 +252,8 @@ static void acct_end(struct acct *a)
 		mc_cancel(pd, &a->job);
 		mc_cancel(pd, &a->stream);
 		mc_cancel(pd, &a->sjob);
+		for (c = a->checks; c; c = c->next)
+			mc_cancel(pd, &c->job);
 	}
 	ev_timer_stop(&pd->ev, &a->sub_timer);
 	ev_timer_stop(&pd->ev, &a->idle_timer);
@@ -288,6 +310,147 @@ static int acct_set_creds(struct acct *a, const struct sess *s)
 	buf_init(&a->creds, 4096);
 	return buf_puts(&a->creds, s->user) | buf_putc(&a->creds, '\0') |
 	    buf_puts(&a->creds, s->pass);
+}
+
+/* Whether s signs in as the account does: the same login (in any case,
+ * as the account key takes it) and the same password. */
+static int creds_match(const struct acct *a, const struct sess *s)
+{
+	const char *user = a->creds.data, *pass;
+	size_t n;
+
+	if (user == NULL || strcasecmp(user, s->user))
+		return 0;
+	pass = user + strlen(user) + 1;
+	n = strlen(s->pass);
+	return a->creds.len - (size_t)(pass - user) == n &&
+	    seal_equal(pass, s->pass, n);
+}
+
+/* Whose credentials the account calls the mail server with: its first
+ * tab's; later, a newer sign-in's that the mail server accepted within
+ * session_recheck (after a password change, the new sign-in brings the
+ * new password). A tab whose session signs in otherwise (an older
+ * sign-in with the old password, a copied cookie) is vouched for by
+ * nothing the account does: it stands on its session's own record. 0, or
+ * -1 when the credentials cannot be kept. */
+static int acct_creds_for(struct acct *a, const struct sess *s, struct tab *t,
+    int first, time_t now)
+{
+	struct tab *o;
+
+	t->acct_creds = 0;
+	if (!first && creds_match(a, s)) {
+		t->acct_creds = 1;
+		if (s->verified > a->accepted)
+			a->accepted = s->verified;
+		return 0;
+	}
+	if (!first && (!sess_fresh(&a->pd->app, s->verified, now) ||
+	    s->created < a->creds_created))
+		return 0;
+	if (acct_set_creds(a, s) == -1)
+		return -1;
+	for (o = a->tabs; o; o = o->next)
+		o->acct_creds = 0;
+	t->acct_creds = 1;
+	a->creds_created = s->created;
+	a->accepted = s->verified;
+	a->creds_refused = 0;
+	return 0;
+}
+
+/* The mail server answered with the account's credentials. */
+static void acct_accepted(struct acct *a, long status)
+{
+	if (status >= 200 && status < 300)
+		a->accepted = (long long)time(NULL);
+}
+
+static size_t check_write(char *p, size_t size, size_t n, void *ctx)
+{
+	return n;   /* the session document itself is not needed */
+}
+
+static void check_done(struct mc_job *job, CURLcode rc, long status)
+{
+	struct acct_check *c = container_of(job, struct acct_check, job);
+	struct acct *a = c->a;
+	struct acct_check **pp;
+	struct tab *t, *next;
+
+	if (a->dead)
+		return;     /* acct_free frees it */
+	for (pp = &a->checks; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	if (rc == CURLE_OK && status >= 200 && status < 300)
+		sess_confirmed(&a->pd->app, c->sess_id, time(NULL));
+	else if (rc == CURLE_OK && (status == 401 || status == 403)) {
+		sess_refused(&a->pd->app, c->sess_id);
+		for (t = a->tabs; t; t = next) {
+			next = t->next;
+			if (!t->dead && !strcmp(t->sess_id, c->sess_id))
+				tab_end(t);
+		}
+	} else
+		log_warn("pushd: a session check failed (%s, HTTP %ld)",
+		    rc == CURLE_OK ? "answered" : curl_easy_strerror(rc), status);
+	free(c);
+}
+
+/* Asks the mail server's session resource with s's credentials (as
+ * sign-in does), in the multi loop: the answer ends the session and its
+ * streams, or records the acceptance. When it cannot be asked, t stands
+ * on its record. */
+static void acct_check_start(struct acct *a, const struct sess *s,
+    struct tab *t)
+{
+	struct pushd *pd = a->pd;
+	const struct cfg *cf = &pd->app.cfg;
+	struct acct_check *c;
+	char *url;
+	CURL *e;
+
+	/* One question at a time per session: more streams opened with the
+	 * same cookie meanwhile wait for its answer (a refused password asked
+	 * again and again would count failed logins against the gateway). */
+	for (c = a->checks; c; c = c->next)
+		if (!strcmp(c->sess_id, t->sess_id))
+			return;
+	c = calloc(1, sizeof(*c));
+	url = upstream_join(cf, cf->upstream_session_path);
+	e = c && url ? mc_easy(pd) : NULL;
+
+	if (e && (curl_easy_setopt(e, CURLOPT_URL, url) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
+	    curl_easy_setopt(e, CURLOPT_USERNAME, s->user) ||
+	    curl_easy_setopt(e, CURLOPT_PASSWORD, s->pass) ||
+	    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L) ||
+	    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") ||
+	    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)CHECK_DOC_MAX) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, check_write))) {
+		curl_easy_cleanup(e);
+		e = NULL;
+	}
+	free(url);
+	if (e == NULL) {
+		log_err("pushd: cannot set up a session check");
+		free(c);
+		return;
+	}
+	c->a = a;
+	memcpy(c->sess_id, t->sess_id, sizeof(c->sess_id));
+	c->job.easy = e;
+	c->job.done = check_done;
+	if (mc_start(pd, &c->job) == -1) {
+		free(c);
+		return;
+	}
+	c->next = a->checks;
+	a->checks = c;
 }
 
 /* An easy handle for url with the account's credentials, or NULL. */
@@ -430,7 +593,13 @@ static void acct_on_check(struct ev *ev, struct ev_timer *t)
 {
 	struct acct *a = container_of(t, struct acct, check_timer);
 
-	acct_check_tabs(a, 0);
+	/* Nothing else asks the mail server in these modes: when it took the
+	 * account's credentials longer ago than session_recheck, the poll's
+	 * state call asks again, and its answer checks the tabs. */
+	if (!sess_fresh(&a->pd->app, a->accepted, time(NULL)))
+		acct_on_poll_timer(ev, &a->poll_timer);
+	else
+		acct_check_tabs(a, 0);
 	if (!a->dead)
 		ev_timer_set(ev, t, (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
 }
@@ -448,6 +617,7 @@ static size_t relay_header(char *p, size_t size, size_t n, void *ctx)
 		return n;
 	curl_easy_getinfo(a->stream.easy, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(a->stream.easy, CURLINFO_CONTENT_TYPE, &ct);
+	acct_accepted(a, status);
 	if (status != 200 || ct == NULL ||
 	    strncasecmp(ct, "text/event-stream", 17))
 		return n;
@@ -674,12 +844,11 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 {
 	struct acct *a = acct_find(pd, s->account);
 	int fresh = a == NULL;
+	time_t now = time(NULL);
 
 	if (fresh && (a = acct_new(pd, s)) == NULL)
 		return -1;
-	/* The newest sign-in's credentials: after a password change, the
-	 * tab opened with the new one brings it. */
-	if (acct_set_creds(a, s) == -1) {
+	if (acct_creds_for(a, s, t, fresh || a->creds_refused, now) == -1) {
 		if (a->ntabs == 0)
 			acct_end(a);
 		return -1;
@@ -692,6 +861,11 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 	a->tabs = t;
 	a->ntabs++;
 	acct_dirty(a);
+	/* Neither the account's calls nor a recent record vouch for it: its
+	 * own credentials are asked (the account's first call asks its first
+	 * tab's). */
+	if (!t->acct_creds && !sess_fresh(&pd->app, s->verified, now))
+		acct_check_start(a, s, t);
 	if (fresh)
 		acct_start(a);
 	else if (a->ntabs == 1 && ev_timer_armed(&a->idle_timer)) {
@@ -981,21 +1155,37 @@ static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 		acct_emit(a, e);
 }
 
-/* Ends the tabs whose session was signed out or expired; on each poll, so
- * a signed-out stream ends within one interval. */
+/* Ends the tabs whose session was signed out or expired, and those that
+ * nothing vouches for: not on the account's credentials, and not
+ * accepted by the mail server within session_recheck (they come back,
+ * and their own credentials are asked). On each poll, and every interval
+ * in the other modes, so such a stream ends within one interval of it.
+ * revoke: the mail server refused the account's credentials; the
+ * sessions they came from end, the other tabs' streams too (they come
+ * back with their own). */
 static void acct_check_tabs(struct acct *a, int revoke)
 {
 	struct pushd *pd = a->pd;
 	struct tab *t, *next;
 	time_t now = time(NULL);
+	long long verified = 0;
+	int alive;
 
+	if (revoke)
+		a->creds_refused = 1;
 	for (t = a->tabs; t; t = next) {
 		next = t->next;
 		if (t->dead)
 			continue;
-		if (revoke)
-			sess_destroy(&pd->app, t->sess_id);
-		if (revoke || tab_session_alive(pd, t, now) == 0)
+		if (revoke) {
+			if (t->acct_creds)
+				sess_refused(&pd->app, t->sess_id);
+			tab_end(t);
+			continue;
+		}
+		alive = sess_state(&pd->app, t->sess_id, now, &verified);
+		if (alive == 0 || (alive == 1 && !t->acct_creds &&
+		    !sess_fresh(&pd->app, verified, now)))
 			tab_end(t);
 	}
 }
@@ -1009,6 +1199,8 @@ static void acct_poll_done(struct mc_job *job, CURLcode rc, long status)
 
 	if (a->dead)
 		return;
+	if (rc == CURLE_OK)
+		acct_accepted(a, status);
 	/* The mail server refused the password: like the relay, pushd ends
 	 * the sessions (the app signs in again) rather than keep failing a
 	 * login every interval, which could get the gateway banned. */
@@ -1408,6 +1600,8 @@ static void sub_done(struct mc_job *job, CURLcode rc, long status)
 	if (a->dead)
 		return;
 	a->sop = SOP_NONE;
+	if (rc == CURLE_OK)
+		acct_accepted(a, status);
 	args = rc == CURLE_OK ? sub_answer(a, status, method, &root) : NULL;
 	buf_free(&a->sresp);
 	if (rc == CURLE_OK && status == 401) {

@@ -19,6 +19,7 @@
 
 struct pushd;
 struct tab;
+struct acct_check;
 
 /* The data types pushd reports, as bits of a tab's filter. */
 enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
@@ -44,6 +45,9 @@ struct acct {
 	char *jmap_id;                   /* the JMAP accountId (primary mail) */
 	char *api_url, *event_url;       /* pinned upstream URLs */
 	struct buf creds;                /* "user\0pass" */
+	long long creds_created;         /* the sign-in they came from */
+	long long accepted;              /* the mail server last took them */
+	struct acct_check *checks;       /* tabs' own credentials being asked */
 	struct tab *tabs;
 	unsigned ntabs;
 	enum acct_mode mode;
@@ -80,6 +84,7 @@ struct acct {
 	uint8_t dead;
 	uint8_t failing;                 /* the last poll failed (log once) */
 	uint8_t poll_again;              /* a poll was asked for while one ran */
+	uint8_t creds_refused;           /* the mail server refused creds */
 };
 
 /* The bit of a type name, 0 when pushd does not report it. */

@@ -168,30 +168,6 @@ void tab_end(struct tab *t)
 		conn_finish(q);
 }
 
-int tab_session_alive(struct pushd *pd, const struct tab *t, time_t now)
-{
-	static const char sql[] =
-	    "SELECT remember, seen, expires FROM sessions WHERE id = ?1";
-	const struct cfg *c = &pd->app.cfg;
-	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
-	long long idle;
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, t->sess_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		idle = sqlite3_column_int(st, 0) ? c->session_remember_idle :
-		    c->session_idle;
-		rc = now < sqlite3_column_int64(st, 2) &&
-		    now - sqlite3_column_int64(st, 1) < idle;
-	} else
-		rc = rc == SQLITE_DONE ? 0 : -1;
-	sqlite3_reset(st);
-	return rc;
-}
-
 /* Starts the stream: headers and the first bytes, then what was missed. */
 static void tab_start(struct req *r, struct tab *t)
 {

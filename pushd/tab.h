@@ -30,6 +30,8 @@ struct tab {
 	uint8_t closeafter;         /* end after the first state event */
 	uint8_t ping_s;             /* seconds between pings */
 	uint8_t dead;
+	uint8_t acct_creds;         /* its session's credentials are the ones
+	                               its account calls the mail server with */
 };
 
 /* GET /api/events (a route handler: r->sess is set). */
@@ -41,8 +43,5 @@ void tab_gone(struct tab *t);
 void tab_end(struct tab *t);
 /* Sends one whole event frame: 0, or -1 when the tab is gone. */
 int tab_send(struct tab *t, const char *frame, size_t n);
-/* Whether the tab's session still exists and has not expired. 1, 0, or -1
- * when the database failed (the tab is then kept). */
-int tab_session_alive(struct pushd *pd, const struct tab *t, time_t now);
 
 #endif

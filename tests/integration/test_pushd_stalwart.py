@@ -39,6 +39,7 @@ ALICE, BOB = "alice@example.test", "bob@example.test"
 PASSWORDS = {ALICE: "alice-demo-pass", BOB: "bob-demo-pass"}
 TABS = 1000
 MARGIN = 10
+RECHECK = 3        # session_recheck, seconds
 PUBLIC = "https://postern.example.test"
 EXPIRY = 30        # push_expiry, seconds (the test's short lifetime)
 RENEW = 25         # push_renew: renewed when less than this is left
@@ -313,6 +314,27 @@ class Suite:
         r = other.request("GET", "/api/auth/session")
         t.eq(r.status, 401, "and signs its session out (the app asks for the password)")
         up.control("config", {"eventSourceStatus": 0})
+
+    def password_change(self):
+        """The password changes under a relayed stream, which the server
+        keeps open: nothing else asks the mail server in relay mode, so
+        pushd asks (the poll's state call) once the account's password was
+        last accepted more than session_recheck ago; the 401 ends the
+        session and its tab."""
+        t, up = self.t, self.up
+        bob = self.signed_in(BOB)
+        st = Stream(self.s.port, bob.cookie, QUERY)
+        self.streams.append(st)
+        t.ok(wait_for(lambda: up.streams(BOB) == 1, 10),
+             "password change: bob is relayed", up.control("stats"))
+        up.control("password", {"account": BOB, "password": "bob-changed-it"})
+        try:
+            t.ok(st.wait_closed(RECHECK + 1 + MARGIN),
+                 "changed under the relayed stream: the tab ends within session_recheck")
+            r = bob.request("GET", "/api/auth/session")
+            t.eq(r.status, 401, "and bob's session is over")
+        finally:
+            up.control("password", {"account": BOB, "password": PASSWORDS[BOB]})
 
     def callbacks(self):
         t, c = self.t, Client(self.s.url)
@@ -598,6 +620,7 @@ class Suite:
         self.t.run("sign_out", self.sign_out, "relay")
         self.t.run("closeafter", self.closeafter)
         self.t.run("fallback", self.fallback)
+        self.t.run("password_change", self.password_change)
         self.t.run("subscription", self.subscription)
         self.t.run("forced_poll", self.forced_poll)
         for st in self.streams:
@@ -621,7 +644,8 @@ def main():
     # Relay first (push_mode = relay); the subscription part restarts
     # pushd with push_mode = auto and push_public_url.
     stack = Stack(root, mode="fcgi", upstream=up.url, port=port,
-                  conf_extra={"push_poll_interval": "1s", "push_mode": "relay"})
+                  conf_extra={"push_poll_interval": "1s", "push_mode": "relay",
+                              "session_recheck": f"{RECHECK}s"})
     try:
         stack.start()
     except Exception as e:

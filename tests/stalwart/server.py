@@ -51,6 +51,9 @@ limited, never counted in the statistics; for tests only):
                                -> {"emailId", "states": {type: state}}
                                creates an email; bumps Email, Mailbox, Thread
                                and EmailDelivery.
+    POST /_control/password    {"account": login, "password": "..."}
+                               changes the account's password; streams already
+                               open stay open.
     POST /_control/config      {"apiDelay": s, "verifyDelay": s, "verifyInterval": s,
                                 "coalesce": s, "retryDelay": s, "retries": n,
                                 "minPing": s, "accountRate": n, "anonRate": n,
@@ -1526,6 +1529,15 @@ def make_handler(srv):
                 except KeyError as exc:
                     return self.send_json(404, {"error": f"unknown {exc}"})
                 return self.send_json(200, r)
+            if name == "password":
+                # A password changed on the server: event streams already
+                # open stay open (authentication was at their start).
+                with srv.lock:
+                    acc = srv.by_login.get(body.get("account", ""))
+                    if acc is None or not isinstance(body.get("password"), str):
+                        return self.send_json(404, {"error": "unknown account"})
+                    acc.password = body["password"]
+                return self.send_json(200, {"ok": True})
             if name == "config":
                 with srv.lock:
                     for k, v in body.items():
