@@ -5,10 +5,12 @@
 // JMAP reads are the store's.
 //
 // The first collection reads the newest FIRST_SENT mails of Sent (whom
-// the user wrote to: To, Cc, Bcc) and the newest FIRST_RECEIVED of the
-// other folders but Drafts, Trash and Junk (who wrote: From), a page at
-// a time while the app is idle; after that only what Email/changes
-// reports as created is read. At most MAX_CONTACTS are kept.
+// the user wrote to: To, Cc, Bcc) and then, folder by folder (the Inbox
+// first, then the fullest), the newest of the others but Drafts, Trash
+// and Junk (who wrote: From), FIRST_RECEIVED in all; a page at a time
+// while the app is idle, each an Email/query by inMailbox only (which
+// Cyrus answers without its search index). After that only what
+// Email/changes reports as created is read. At most MAX_CONTACTS kept.
 import * as store from "./store.js";
 import { note, rank, merge, prune, pack, unpack, prepare } from "./suggest.js";
 
@@ -16,7 +18,7 @@ export const MAX_CONTACTS = 5000;
 export const FIRST_SENT = 5000;
 export const FIRST_RECEIVED = 10000;
 const PAGE = 1000;
-const VERSION = 1;
+const VERSION = 2;
 const DB = "postern-contacts";
 const TO_PROPS = ["to", "cc", "bcc", "receivedAt"];
 const FROM_PROPS = ["from", "receivedAt"];
@@ -34,7 +36,9 @@ const sources = [];
 // update after it (requests, bytes of JSON received, milliseconds).
 export const stats = { first: null, updates: [], contacts: 0 };
 
-const fresh = () => ({ state: null, sent: 0, received: 0, done: false, noted: [] });
+// state: Email's when the collection began; at: how far each folder was
+// read; ended: the folders read to their end; sent, received: counts.
+const fresh = () => ({ state: null, at: {}, ended: [], sent: 0, received: 0, done: false, noted: [] });
 const idle = (fn) => (self.requestIdleCallback ? requestIdleCallback(fn, { timeout: 2000 }) : setTimeout(fn, 50));
 const time = (iso) => Date.parse(iso) || Date.now();
 
@@ -77,43 +81,46 @@ function noteEmail(e, kind) {
   else for (const a of e.from || []) note(mail, a, "from", at);
 }
 
-async function page(filter, position, properties, cost) {
-  const r = await store.emailPage(filter, position, PAGE, properties);
+async function page(mailboxId, position, limit, properties, cost) {
+  const r = await store.emailPage({ inMailbox: mailboxId }, position, limit, properties);
   cost.requests++;
   cost.bytes += JSON.stringify(r.list).length;
   return r;
 }
 
-// The newest mails of one kind, from where the last run stopped.
-async function read(my, kind, filter, first, cost) {
+// Up to room of the newest mails of one folder, from where the last run
+// stopped: how many were read, or null when the account changed.
+async function read(my, kind, mailboxId, room, cost) {
   const props = kind === "to" ? TO_PROPS : FROM_PROPS;
-  while (meta[kind === "to" ? "sent" : "received"] < first) {
-    const pos = meta[kind === "to" ? "sent" : "received"];
-    const r = await page(filter, pos, props, cost);
-    if (my !== gen) return false;
+  let n = 0;
+  while (n < room && !meta.ended.includes(mailboxId)) {
+    const pos = meta.at[mailboxId] || 0;
+    const r = await page(mailboxId, pos, Math.min(PAGE, room - n), props, cost);
+    if (my !== gen) return null;
     if (!meta.state) meta.state = r.state;
     for (const e of r.list) noteEmail(e, kind);
-    const next = r.list.length ? pos + r.list.length : first;
-    meta[kind === "to" ? "sent" : "received"] = next >= r.total ? first : next;
+    n += r.list.length;
+    meta.at[mailboxId] = pos + r.list.length;
+    if (!r.list.length || meta.at[mailboxId] >= r.total) meta.ended.push(mailboxId);
+    meta[kind === "to" ? "sent" : "received"] += r.list.length;
     merged = null;
     saveSoon();
     await new Promise(idle);
   }
-  return my === gen;
+  return n;
 }
 
 async function collect(my) {
   const t0 = performance.now();
   const cost = { requests: 0, bytes: 0, ms: 0 };
-  const box = (role) => store.roleBox(role)?.id;
-  const sent = box("sent");
-  if (sent && !(await read(my, "to", { inMailbox: sent }, FIRST_SENT, cost))) return;
-  const skip = ["sent", "drafts", "trash", "junk"].map(box).filter(Boolean);
-  try {
-    if (!(await read(my, "from", skip.length ? { inMailboxOtherThan: skip } : null, FIRST_RECEIVED, cost))) return;
-  } catch (e) {
-    // Without a search index a server may take no filter but inMailbox.
-    if (!box("inbox") || !(await read(my, "from", { inMailbox: box("inbox") }, FIRST_RECEIVED, cost))) return;
+  const sent = store.roleBox("sent")?.id;
+  if (sent && (await read(my, "to", sent, FIRST_SENT - meta.sent, cost)) === null) return;
+  const skip = new Set(["sent", "drafts", "trash", "junk"]);
+  const boxes = [...store.state.mailboxes.values()].filter((m) => !skip.has(m.role))
+    .sort((a, b) => (b.role === "inbox") - (a.role === "inbox") || (b.totalEmails || 0) - (a.totalEmails || 0));
+  for (const m of boxes) {
+    if (meta.received >= FIRST_RECEIVED) break;
+    if ((await read(my, "from", m.id, FIRST_RECEIVED - meta.received, cost)) === null) return;
   }
   meta.done = true;
   cost.ms = Math.round(performance.now() - t0);
