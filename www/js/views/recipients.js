@@ -119,9 +119,9 @@ export function field({ name, label, value = [], suggest = () => [], exclude = (
       ev.preventDefault();
       take(active);
     } else if (ev.key === "Enter") {
-      ev.preventDefault();
-      if (!ev.ctrlKey && !ev.metaKey) commit();
-      else { commit(); input.form?.requestSubmit(); }
+      // Ctrl/⌘+Enter goes on to the composer, which sends.
+      if (!ev.ctrlKey && !ev.metaKey) ev.preventDefault();
+      commit();
     } else if (ev.key === "Escape" && open) {
       ev.preventDefault();
       ev.stopPropagation();
