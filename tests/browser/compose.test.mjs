@@ -2,7 +2,7 @@
 // stack (Cyrus 3.6.1, its SMTP sink delivering between the demo users).
 // Controls are found by role and accessible name, in English.
 //   node tests/browser/compose.test.mjs    (BULK=20000 for the figures)
-import { test, assert, until, stack, metrics, toasts, newPage, signIn, row, jmapIn, sendAs, findEmail, putSettings, run } from "./lib.mjs";
+import { test, assert, until, stack, metrics, toasts, newPage, signIn, row, shot, jmapIn, sendAs, findEmail, putSettings, run } from "./lib.mjs";
 
 const MiB = 1048576;
 
@@ -150,6 +150,7 @@ test("suggestions: \"bo\" names Bob Baker (name and address), taken with Enter o
   const first = box.getByRole("option").first();
   await first.waitFor();
   assert(/Bob Baker\s*bob@example\.test/.test(await first.textContent()), `first: ${await first.textContent()}`);
+  await shot(page, "suggestions");
   assert(await first.getAttribute("aria-selected") === "true", "the first is chosen");
   await to(f).press("Enter");
   await chip(f, "Bob Baker <bob@example.test>").waitFor();
