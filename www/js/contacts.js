@@ -124,6 +124,7 @@ async function collect(my) {
   }
   meta.done = true;
   cost.ms = Math.round(performance.now() - t0);
+  stats.contacts = mail.size;
   stats.first = cost;
   saveSoon();
 }
