@@ -2,9 +2,22 @@
 // stack (Cyrus 3.6.1, its SMTP sink delivering between the demo users).
 // Controls are found by role and accessible name, in English.
 //   node tests/browser/compose.test.mjs    (BULK=20000 for the figures)
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test, assert, until, stack, metrics, toasts, newPage, signIn, row, shot, jmapIn, sendAs, findEmail, putSettings, run } from "./lib.mjs";
 
 const MiB = 1048576;
+const files = mkdtempSync(join(tmpdir(), "postern-compose-"));
+process.on("exit", () => rmSync(files, { recursive: true, force: true }));
+
+// Attaches a file of bytes (written to a file first: a large buffer
+// would cross the DevTools protocol in base64, slowly on a busy machine).
+async function attach(f, name, bytes) {
+  const path = join(files, name);
+  writeFileSync(path, Buffer.alloc(bytes, 7));
+  await f.getByLabel("Attach files").setInputFiles(path, { timeout: 60000 });
+}
 
 // -- helpers ---------------------------------------------------------------------
 
@@ -197,17 +210,16 @@ test("sizes: a file over Cyrus's 10 MiB for attachments is refused on adding, th
   const page = await newPage();
   await signIn(page, "alice");
   const f = await compose(page);
-  const attach = (name, bytes) => f.getByLabel("Attach files").setInputFiles({ name, mimeType: "application/octet-stream", buffer: Buffer.alloc(bytes) });
-  await attach("eleven.bin", 11 * MiB);
+  await attach(f, "eleven.bin", 11 * MiB);
   const alert = f.getByRole("alert");
   await alert.waitFor();
   assert(/eleven\.bin does not fit: one message can carry at most 10 MB of attachments/.test(await alert.textContent()), await alert.textContent());
   assert(!page.requests.some((u) => u.includes("/api/upload/")), "nothing uploaded");
-  await attach("six.bin", 6 * MiB);
+  await attach(f, "six.bin", 6 * MiB);
   await f.getByRole("list", { name: "Attachments" }).getByText("six.bin").waitFor();
   await page.waitForFunction(() => !document.querySelector(".att-list progress"));
   assert((await f.locator(".limit").textContent()) === "Attachments: 6 MB of 10 MB", await f.locator(".limit").textContent());
-  await attach("five.bin", 5 * MiB);
+  await attach(f, "five.bin", 5 * MiB);
   await page.waitForFunction(() => /five\.bin does not fit.*\(6 MB already attached\)/.test(document.querySelector(".composer [role=alert]").textContent));
   assert(await f.getByRole("list", { name: "Attachments" }).getByText("five.bin").count() === 0, "not attached");
   await f.getByRole("button", { name: "Discard" }).click();
@@ -280,7 +292,7 @@ test("errors: too large, as Cyrus refuses it (tooLarge, maxSize 25 MiB), when th
   await signInWith(page, "alice", { sendDelay: 0 });
   const f = await compose(page);
   await fill(f, { rcpt: "bob@example.test", subject: "A big one", body: "Large." });
-  await f.getByLabel("Attach files").setInputFiles({ name: "big.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(18.5 * MiB, 7) });
+  await attach(f, "big.bin", 18.5 * MiB);
   await page.waitForFunction(() => document.querySelector(".att-list li") && !document.querySelector(".att-list progress"), null, { timeout: 60000 });
   await f.getByRole("button", { name: "Send", exact: true }).click();
   const alert = f.getByRole("alert");
@@ -288,7 +300,7 @@ test("errors: too large, as Cyrus refuses it (tooLarge, maxSize 25 MiB), when th
   assert(/The message is too large: the server takes at most 25 MB\./.test(await alert.textContent()), await alert.textContent());
   // What the refusal taught applies to the next file.
   await f.getByRole("button", { name: "Remove big.bin" }).click();
-  await f.getByLabel("Attach files").setInputFiles({ name: "again.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(19 * MiB) });
+  await attach(f, "again.bin", 19 * MiB);
   await page.waitForFunction(() => /again\.bin does not fit/.test(document.querySelector(".composer [role=alert]").textContent));
   await discardLeavesNone(page, f, "A big one");
   await page.context().close();
