@@ -12,10 +12,22 @@
 #include "app.h"
 #include "req.h"
 
-/* The largest request body PUT accepts (larger is 413). */
-#define SETTINGS_BODY_MAX 8192
-/* The longest signature, in bytes. */
+/* The largest request body PUT accepts (larger is 413): room for the
+ * templates and the identities. */
+#define SETTINGS_BODY_MAX 65536
+/* The longest signature (also an identity's), in bytes. */
 #define SETTINGS_SIGNATURE_MAX 4000
+/* sendDelay: seconds, 0 to this. */
+#define SETTINGS_SEND_DELAY_MAX 30
+/* identities: how many, an id's bytes, a name's, a reply-to's. */
+#define SETTINGS_IDENTITIES_MAX 20
+#define SETTINGS_ID_MAX 255
+#define SETTINGS_NAME_MAX 256
+#define SETTINGS_REPLY_TO_MAX 1024
+/* templates: how many, a name's bytes, a body's. */
+#define SETTINGS_TEMPLATES_MAX 30
+#define SETTINGS_TEMPLATE_NAME_MAX 200
+#define SETTINGS_TEMPLATE_MAX 8000
 
 /* Every key with its default value (caller puts it). */
 json_object *settings_defaults(void);

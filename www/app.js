@@ -14,12 +14,18 @@ import * as list from "./js/views/list.js";
 import * as reader from "./js/views/reader.js";
 import * as composer from "./js/views/composer.js";
 import * as folderedit from "./js/views/folderedit.js";
+import * as writing from "./js/views/writing.js";
+import * as contacts from "./js/contacts.js";
+import * as identities from "./js/identities.js";
+import { futureRelease } from "./js/limits.js";
+import { words } from "./js/sendcheck.js";
 
 const { state } = store;
 let config = { name: "postern", uploadMax: 0 };
 let openThread = null;     // {id, emails}
 let showImagesFor = new Set();
 let lang = "en";           // the catalogue in use
+let attachWords = null;    // compose.attachWords of every catalogue
 
 // -- panes -------------------------------------------------------------------
 
@@ -70,6 +76,7 @@ async function signOut() {
 
 function leave() {
   live.stop();
+  contacts.forget();
   settings.forget();
   settings.apply();
   store.setSession(null);
@@ -85,6 +92,7 @@ async function enter(session) {
   window.__postern_t0 = performance.now();
   const fetched = settings.fetch().catch((e) => { console.warn("settings", e); });
   store.setSession(session);
+  identities.reset();
   $("#who").textContent = session.username;
   show("mail");
   pane("list");
@@ -92,8 +100,11 @@ async function enter(session) {
   await applySettings();
   const inbox = store.roleBox("inbox");
   await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
-  live.start(() => store.refresh(), () => store.resync(), config.features?.push !== false);
+  live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
+    config.features?.push !== false);
   document.body.dataset.ready = "1";
+  // After the first paint: the people to suggest.
+  contacts.start(state.accountId);
 }
 
 function paintFolders() {
@@ -119,9 +130,10 @@ async function applySettings() {
 function openSettings() {
   const f = $("#settings-form");
   const v = settings.all();
-  for (const k of ["theme", "density", "language", "compose", "signature"]) f.elements[k].value = v[k];
+  for (const k of ["theme", "density", "language", "compose"]) f.elements[k].value = v[k];
   f.elements.threads.checked = !!v.threads;
   f.elements.showImages.checked = !!v.showImages;
+  writing.paint($("#settings-writing"));
   $("#settings-error").hidden = true;
   $("#settings").showModal();
 }
@@ -132,10 +144,12 @@ async function saveSettings(ev) {
   const f = ev.target.elements;
   const before = settings.all();
   const v = { theme: f.theme.value, density: f.density.value, language: f.language.value, compose: f.compose.value,
-    signature: f.signature.value, threads: f.threads.checked, showImages: f.showImages.checked };
+    threads: f.threads.checked, showImages: f.showImages.checked };
   $("#settings-save").disabled = true;
   try {
-    await settings.save(v);
+    const w = await writing.read($("#settings-writing"));
+    if (w.error) throw new Error(w.error);
+    await settings.save({ ...v, ...w.changes });
   } catch (e) {
     $("#settings-error").textContent = t("settings.failed", { reason: e.message });
     $("#settings-error").hidden = false;
@@ -217,13 +231,19 @@ function closeReader() {
 function warn(e) { console.warn(e); toast(t("error.actionFailed")); }
 
 let toastTimer;
+// A short message; with undo, an Undo button for 10 s. Only what is
+// given is shown (replaceChildren would write a null as "null").
 function toast(text, undo) {
   const el = $("#toast");
   clearTimeout(toastTimer);
-  el.replaceChildren(h("span", {}, text), undo ? h("button", { type: "button", onclick: async () => {
-    el.hidden = true;
-    try { await undo(); toast(t("toast.undone")); } catch (e) { warn(e); }
-  } }, t("toast.undo")) : null);
+  const kids = [h("span", {}, text)];
+  if (undo) {
+    kids.push(h("button", { type: "button", onclick: async () => {
+      el.hidden = true;
+      try { await undo(); toast(t("toast.undone")); } catch (e) { warn(e); }
+    } }, t("toast.undo")));
+  }
+  el.replaceChildren(...kids);
   el.hidden = false;
   toastTimer = setTimeout(() => { el.hidden = true; }, undo ? 10000 : 4000);
 }
@@ -281,13 +301,60 @@ async function emptyTrash() {
   } catch (e) { warn(e); }
 }
 
+// The composer's state and intents.
 function composerOpts() {
-  return { toast, onClose: (how) => {
-    if (how === "sent") toast(t("toast.sent"));
-    else if (how === "discarded") toast(t("toast.discarded"));
+  // The words that ask about a missing attachment, of every catalogue
+  // (fetched once, when first writing).
+  if (!attachWords) {
+    attachWords = words(t("compose.attachWords"));
+    i18n.fromAll("compose.attachWords").then((ws) => { attachWords = ws.flatMap(words); }, () => {});
+  }
+  return {
+    identities: identities.list(), uploadMax: config.uploadMax, compose: settings.get("compose"),
+    sendDelay: Number(settings.get("sendDelay") ?? 10), futureRelease: !!futureRelease(state.session, state.accountId),
+    templates: () => settings.get("templates") || [],
+    attachWords: () => attachWords,
+    learned: () => store.learned.maxSize,
+    suggest: (text, exclude) => contacts.suggest(text, exclude),
+    toast,
+    saveTemplate: (tp) => settings.save({ templates: [...(settings.get("templates") || []).filter((x) => x.name !== tp.name), tp] }),
+    onClose: (how) => {
+      if (how === "discarded") toast(t("toast.discarded"));
+      store.refresh();
+      list.focusRow();
+    },
+    onSending: sending,
+  };
+}
+
+// A mail on its way (outbox.js): with a delay, the bar with Undo for that
+// long; then "Message sent", or the composer back with the reason.
+let sendingTimer;
+function sending(s, writer) {
+  const bar = $("#sending");
+  const sent = (r) => {
+    if (!r) return;
+    contacts.noteSent(s.message, r.emailId);
+    toast(s.mode === "later" ? t("toast.scheduled", { date: i18n.longDate(r.sendAt) }) : t("toast.sent"));
     store.refresh();
-    list.focusRow();
-  } };
+  };
+  const failed = (e) => { bar.hidden = true; writer.resume(null, e); };
+  list.focusRow();
+  if (s.mode === "now" || s.mode === "later") { sent(s.result); return; }
+  clearTimeout(sendingTimer);
+  bar.querySelector("span").textContent = t("toast.sendingIn", { n: s.delay });
+  bar.querySelector("button").onclick = async () => {
+    bar.hidden = true;
+    clearTimeout(sendingTimer);
+    if (await s.undo()) { writer.resume(t("compose.unsent")); store.refresh(); } else toast(t("toast.tooLate"));
+  };
+  bar.hidden = false;
+  store.refresh();
+  if (s.mode === "server") {
+    sendingTimer = setTimeout(() => { if (!s.stopped) { bar.hidden = true; sent(s.result); } }, s.delay * 1000);
+  } else {
+    s.done.then((r) => { if (r) { bar.hidden = true; sent(r); } }, failed);
+  }
 }
 
 async function compose(mode) {
@@ -399,7 +466,6 @@ async function start() {
   try {
     config = { ...config, ...(await api.get("/api/config")) };
   } catch { /* shown when signing in fails */ }
-  composer.configure(config);
   $("#site-name").textContent = config.name;
   document.title = config.name;
   try {

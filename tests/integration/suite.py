@@ -278,7 +278,7 @@ class Suite:
         for body, why in ((b"{", "bad JSON"), (b"[1]", "an array")):
             r = a.request("PUT", path, body, headers={"Content-Type": "application/json"})
             t.ok(r.status == 400 and r.json().get("message"), f"{why} is 400 with a message", r)
-        big = b'{"signature":"' + b"x" * 9000 + b'"}'
+        big = b'{"signature":"' + b"x" * 70000 + b'"}'
         r = a.request("PUT", path, big, headers={"Content-Type": "application/json"})
         t.eq((r.status, r.json().get("error")), (413, "too_large"), "a body over the cap is 413")
         r = a.request("PUT", path, b"theme=dark", headers={"Content-Type": "text/plain"})

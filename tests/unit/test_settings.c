@@ -41,6 +41,9 @@ static void empty_object_gives_defaults(void **state)
 	assert_string_equal(str(o, "compose"), "plain");
 	assert_string_equal(str(o, "signature"), "");
 	assert_string_equal(str(o, "language"), "");
+	assert_string_equal(str(o, "sendDelay"), "10");
+	assert_string_equal(str(o, "identities"), "{ }");
+	assert_string_equal(str(o, "templates"), "[ ]");
 	json_object_put(o);
 }
 
@@ -60,6 +63,31 @@ static void known_keys_kept(void **state)
 	assert_string_equal(str(o, "language"), "pt-BR");
 	assert_string_equal(str(o, "compose"), "rich");
 	assert_string_equal(str(o, "showImages"), "true");
+	json_object_put(o);
+}
+
+static void identities_templates_and_delay_kept(void **state)
+{
+	char err[160];
+	json_object *o = check("{\"sendDelay\":0,\"identities\":{\"alice@"
+	    "example.test\":{\"name\":\"Alice Archer\",\"replyTo\":\"a@b.c\","
+	    "\"signature\":\"A\"},\"x\":{}},\"templates\":[{\"name\":\"Thanks\","
+	    "\"body\":\"Thank you!\"}]}", err, sizeof(err)), *v, *id;
+
+	(void)state;
+	assert_non_null(o);
+	assert_string_equal(str(o, "sendDelay"), "0");
+	assert_true(json_object_object_get_ex(o, "identities", &v));
+	assert_true(json_object_object_get_ex(v, "alice@example.test", &id));
+	assert_string_equal(str(id, "name"), "Alice Archer");
+	assert_string_equal(str(id, "replyTo"), "a@b.c");
+	assert_true(json_object_object_get_ex(o, "templates", &v));
+	assert_int_equal(json_object_array_length(v), 1);
+	assert_string_equal(str(json_object_array_get_idx(v, 0), "body"),
+	    "Thank you!");
+	json_object_put(o);
+	o = check("{\"sendDelay\":30}", err, sizeof(err));
+	assert_non_null(o);
 	json_object_put(o);
 }
 
@@ -100,6 +128,59 @@ static void bad_input_refused_with_reason(void **state)
 	o = check(big, err, sizeof(err));
 	assert_non_null(o);
 	json_object_put(o);
+}
+
+/* {"key": [entry, ...]} or {"key": {"id0": entry, ...}} of count
+ * entries, for the limits on counts. */
+static void many(char *out, size_t n, const char *key, int array,
+    int count, const char *entry)
+{
+	size_t used = (size_t)snprintf(out, n, "{\"%s\":%c", key,
+	    array ? '[' : '{');
+	int i;
+
+	for (i = 0; i < count && used < n; i++) {
+		if (array)
+			used += (size_t)snprintf(out + used, n - used, "%s%s",
+			    i ? "," : "", entry);
+		else
+			used += (size_t)snprintf(out + used, n - used,
+			    "%s\"id%d\":%s", i ? "," : "", i, entry);
+	}
+	if (used < n)
+		snprintf(out + used, n - used, "%c}", array ? ']' : '}');
+}
+
+static void bad_new_keys_refused(void **state)
+{
+	char big[4096];
+
+	(void)state;
+	refused("{\"sendDelay\":31}", "from 0 to 30");
+	refused("{\"sendDelay\":-1}", "from 0 to 30");
+	refused("{\"sendDelay\":\"10\"}", "whole number");
+	refused("{\"sendDelay\":1.5}", "whole number");
+	refused("{\"identities\":[]}", "must be an object");
+	refused("{\"identities\":{\"\":{}}}", "identity id");
+	refused("{\"identities\":{\"a\":\"Alice\"}}", "must be an object");
+	refused("{\"identities\":{\"a\":{\"name\":1}}}",
+	    "\"name\" of an entry of the setting \"identities\" must be a string");
+	refused("{\"identities\":{\"a\":{\"colour\":\"x\"}}}",
+	    "unknown member \"colour\"");
+	refused("{\"templates\":{}}", "must be an array");
+	refused("{\"templates\":[{\"name\":\"\",\"body\":\"x\"}]}", "is empty");
+	refused("{\"templates\":[{\"name\":\"n\"}]}", "\"body\" of an entry"
+	    " of the setting \"templates\" is missing");
+	refused("{\"templates\":[{\"name\":\"n\",\"body\":\"a\\u0000\"}]}",
+	    "NUL");
+	many(big, sizeof(big), "templates", 1, SETTINGS_TEMPLATES_MAX + 1,
+	    "{\"name\":\"n\",\"body\":\"b\"}");
+	refused(big, "more than 30 templates");
+	many(big, sizeof(big), "identities", 0, SETTINGS_IDENTITIES_MAX + 1, "{}");
+	refused(big, "more than 20 identities");
+	snprintf(big, sizeof(big), "{\"identities\":{\"a\":{\"name\":"
+	    "\"%0*d\"}}}", SETTINGS_NAME_MAX + 1, 0);
+	refused(big, "longer than 256 bytes");
 }
 
 static void stored_per_account(void **state)
@@ -145,6 +226,8 @@ int main(void)
 		cmocka_unit_test(empty_object_gives_defaults),
 		cmocka_unit_test(known_keys_kept),
 		cmocka_unit_test(bad_input_refused_with_reason),
+		cmocka_unit_test(identities_templates_and_delay_kept),
+		cmocka_unit_test(bad_new_keys_refused),
 		T(stored_per_account),
 		T(unknown_stored_settings_fall_back),
 	};

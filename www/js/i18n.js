@@ -33,6 +33,14 @@ export async function init(pref) {
   return lang;
 }
 
+// One key's value in every catalogue (words any of the languages may
+// use), the catalogues fetched once.
+const every = {};
+export async function fromAll(key) {
+  const cats = await Promise.all(LANGS.map((l) => every[l] || (every[l] = load(l).catch(() => ({})))));
+  return cats.map((c) => c[key]).filter(Boolean);
+}
+
 // t("key", {n: 3}) — a key with .one/.other variants is chosen by n.
 export function t(key, vars = {}) {
   let s;

@@ -7,7 +7,7 @@ import * as api from "./api.js";
 const PATH = "/api/auth/settings";
 const CACHE = "postern.settings.cache";
 export const DEFAULTS = { theme: "system", density: "comfortable", threads: true, showImages: false,
-  compose: "plain", signature: "", language: "" };
+  compose: "plain", signature: "", language: "", sendDelay: 10, identities: {}, templates: [] };
 let values = { ...DEFAULTS };
 const listeners = [];
 

@@ -312,3 +312,132 @@ export const renameMailbox = (id, name) => mailboxSet({ update: { [id]: { name }
 // The server refuses (mailboxHasEmail, mailboxHasChild) rather than
 // losing mail: onDestroyRemoveEmails stays false.
 export const destroyMailbox = (id) => mailboxSet({ destroy: [id], onDestroyRemoveEmails: false }, "notDestroyed", id);
+
+// -- writing mail -----------------------------------------------------------------
+
+// Why a write was refused: the server's SetError (or MethodError, or
+// postern's ApiError as {code, status, retryAfter}), where ("email" or
+// "submission") and, when the mail was created before the refusal, its id.
+export class SendFailure extends Error {
+  constructor(where, err, emailId = null) {
+    super(err?.type || err?.code || "failed");
+    Object.assign(this, err instanceof Error ? { type: err.type, code: err.code, status: err.status, retryAfter: err.retryAfter,
+      ...(err.detail || {}) } : err);
+    this.where = where;
+    this.emailId = emailId;
+  }
+}
+
+// The largest message the server took, learned from a refusal (tooLarge
+// with maxSize), for the composer's limits.
+export const learned = { maxSize: 0 };
+
+// A message as the composer holds it (addresses as {name, email}) as a
+// JMAP Email: in Drafts, $draft while it is one.
+export function emailObject(m, { draft = true } = {}) {
+  const drafts = roleBox("drafts")?.id;
+  const addr = (list) => (list || []).map((a) => ({ name: a.name || null, email: a.email }));
+  const e = {
+    mailboxIds: drafts ? { [drafts]: true } : {},
+    keywords: draft ? { $draft: true, $seen: true } : { $seen: true },
+    from: addr([m.from]), to: addr(m.to), subject: m.subject || "",
+    bodyValues: { b: { value: m.text || "" } },
+    textBody: [{ partId: "b", type: "text/plain" }],
+    attachments: (m.attachments || []).map((a) => ({ blobId: a.blobId, type: a.type, name: a.name, disposition: "attachment" })),
+  };
+  if (m.cc?.length) e.cc = addr(m.cc);
+  if (m.bcc?.length) e.bcc = addr(m.bcc);
+  if (m.replyTo?.length) e.replyTo = addr(m.replyTo);
+  if (m.inReplyTo) { e.inReplyTo = m.inReplyTo; e.references = m.references; }
+  if (m.html != null) {
+    e.bodyValues.h = { value: m.html };
+    e.htmlBody = [{ partId: "h", type: "text/html" }];
+  }
+  return e;
+}
+
+// Saves a draft: resolves to its id. The copies it replaces are
+// destroyed only once it exists, so that a refused save loses nothing.
+export async function saveDraft(message, replaces = []) {
+  const r = await jmap.one("Email/set", { accountId: acc(), create: { d: emailObject(message) } });
+  if (!r.created?.d) throw new SendFailure("email", r.notCreated?.d);
+  if (replaces.length) await destroy(replaces).catch((e) => console.warn("old draft kept", e));
+  return r.created.d.id;
+}
+
+// Sends message (or the saved email emailId) from identity: the email
+// and its EmailSubmission in one request, moved to Sent without $draft
+// when submitted; hold is FUTURERELEASE's {HOLDFOR} or {HOLDUNTIL}.
+// Resolves to {emailId, submissionId, undoStatus, sendAt}; rejects with a
+// SendFailure (emailId set when the email was created).
+export async function submit({ message, emailId, identity, replaces = [], hold = null }) {
+  const drafts = roleBox("drafts")?.id;
+  const sent = roleBox("sent")?.id;
+  const upd = { "keywords/$draft": null };
+  if (drafts) upd[`mailboxIds/${drafts}`] = null;
+  if (sent) upd[`mailboxIds/${sent}`] = true;
+  const rcpt = [...new Set([...message.to, ...(message.cc || []), ...(message.bcc || [])].map((a) => a.email))];
+  const mailFrom = { email: message.from.email };
+  if (hold) mailFrom.parameters = hold;
+  const calls = emailId ? [] : [["Email/set", { accountId: acc(), create: { m: emailObject(message) } }, "e"]];
+  calls.push(["EmailSubmission/set", { accountId: acc(), create: { s: { identityId: identity?.id, emailId: emailId || "#m",
+    envelope: { mailFrom, rcptTo: rcpt.map((email) => ({ email })) } } }, onSuccessUpdateEmail: { "#s": upd } }, "s"]);
+  let r;
+  try { r = await jmap.call(calls); } catch (e) { throw new SendFailure("request", e); }
+  if (!emailId) {
+    if (r.e instanceof Error) throw new SendFailure("email", r.e);
+    if (!r.e.created?.m) throw new SendFailure("email", r.e.notCreated?.m);
+    emailId = r.e.created.m.id;
+  }
+  const fail = r.s instanceof Error ? r.s : !r.s.created?.s ? r.s.notCreated?.s || { type: "serverFail" } : null;
+  if (fail) {
+    if (fail.type === "tooLarge" && fail.maxSize > 0) learned.maxSize = fail.maxSize;
+    throw new SendFailure("submission", fail, emailId);
+  }
+  const others = replaces.filter((id) => id !== emailId);
+  if (others.length) await destroy(others).catch((e) => console.warn("old draft kept", e));
+  const s = r.s.created.s;
+  return { emailId, submissionId: s.id, undoStatus: s.undoStatus, sendAt: s.sendAt };
+}
+
+// Stops a submission the server still holds and puts its email back in
+// Drafts. Rejects with a SendFailure (cannotUnsend once it has gone).
+export async function cancelSubmission(submissionId, emailId) {
+  const r = await jmap.one("EmailSubmission/set", { accountId: acc(), update: { [submissionId]: { undoStatus: "canceled" } } });
+  if (!r.updated || !(submissionId in r.updated)) throw new SendFailure("submission", r.notUpdated?.[submissionId]);
+  const drafts = roleBox("drafts")?.id;
+  await jmap.one("Email/set", { accountId: acc(), update: { [emailId]: {
+    mailboxIds: drafts ? { [drafts]: true } : {}, "keywords/$draft": true } } });
+}
+
+// Changes an identity on the server (Identity/set). Rejects with the
+// MethodError (unknownMethod where the server has none, as Cyrus 3.6) or
+// a SendFailure with the SetError.
+export async function setIdentity(id, patch) {
+  const r = await jmap.one("Identity/set", { accountId: acc(), update: { [id]: patch } });
+  if (!r.updated || !(id in r.updated)) throw new SendFailure("identity", r.notUpdated?.[id]);
+}
+
+// -- addresses for the suggestions (contacts.js) --------------------------------
+
+// One page of the emails in a folder (or outside some), newest first,
+// with the properties given: {list, total, state}.
+export async function emailPage(filter, position, limit, properties) {
+  const r = await jmap.call([
+    ["Email/query", { accountId: acc(), filter, sort: [{ property: "receivedAt", isAscending: false }], position, limit,
+      calculateTotal: true }, "q"],
+    ["Email/get", { accountId: acc(), "#ids": ref("q", "Email/query", "/ids"), properties }, "g"]]);
+  if (r.q instanceof Error) throw r.q;
+  if (r.g instanceof Error) throw r.g;
+  return { list: r.g.list, total: r.q.total, state: r.g.state };
+}
+
+// The emails created since state, with the properties given:
+// {list, newState, more}; rejects with cannotCalculateChanges.
+export async function createdSince(sinceState, properties, maxChanges = 1000) {
+  const r = await jmap.call([
+    ["Email/changes", { accountId: acc(), sinceState, maxChanges }, "c"],
+    ["Email/get", { accountId: acc(), "#ids": ref("c", "Email/changes", "/created"), properties }, "g"]]);
+  if (r.c instanceof Error) throw r.c;
+  return { list: r.g instanceof Error ? [] : r.g.list, newState: r.c.newState, more: r.c.hasMoreChanges };
+}
