@@ -356,8 +356,9 @@ test("keyboard: j/k move, o opens, ? shows the help sheet", async () => {
 
 test("sending: alice mails bob with an attachment; it arrives live in bob's open inbox", async () => {
   const bob = await newPage();
+  const streaming = bob.waitForResponse((r) => r.url().includes("/api/events"));
   await signIn(bob, "bob");
-  await bob.waitForTimeout(1000);   // the event stream is open
+  await streaming;   // the event stream is open
   const alice = await newPage();
   await signIn(alice, "alice");
   await alice.keyboard.press("c");
@@ -899,8 +900,9 @@ test("live: without /api/events the app polls (interval lowered for the test) an
   let refused = 0;
   await page.addInitScript(() => { window.posternPollMs = 1500; });
   await page.route("**/api/events**", (r) => { refused++; return r.fulfill({ status: 503, contentType: "application/json", body: '{"error":"unavailable"}' }); });
+  const tried = page.waitForResponse((r) => r.url().includes("/api/events"));
   await signIn(page, "carol");
-  await page.waitForTimeout(500);
+  await tried;
   assert(refused >= 1, "the stream was tried and failed");
   const bob = await newPage();
   await signIn(bob, "bob");
