@@ -435,7 +435,9 @@ def t_eventsource(c, srv, acct, bob_acct):
     else:  # a very slow machine: the burst itself outlasted the throttle
         ok(2 <= len(ev) <= 2 + math.ceil(t_burst / COALESCE),
            "changes -> at most one state event per throttle interval", len(ev))
-    ok(len(ev) == 2 and ev[1][0] - ev[0][0] >= COALESCE - 0.05,
+    # Two events, or more when a slow machine stretched the burst past the
+    # throttle: the second one waited for it either way.
+    ok(len(ev) >= 2 and ev[1][0] - ev[0][0] >= COALESCE - 0.05,
        "the second event waits for the throttle interval",
        [round(e[0], 3) for e in ev])
     eq(ev[-1][2], {"@type": "StateChange", "changed": {acct: states[-1]}},
