@@ -21,11 +21,15 @@ json_object *js_parse(const char *p, size_t n)
 const char *js_str(json_object *obj, const char *key)
 {
 	json_object *v;
+	const char *s;
 
 	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
 		return NULL;
-	return json_object_get_string(v);
+	/* json-c keeps a \u0000 as a NUL inside the string, where a C
+	 * string would end: "alice\u0000x" would be read as "alice". */
+	s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
 int js_bool(json_object *obj, const char *key, int dflt)

@@ -13,7 +13,9 @@
 /* Parses exactly one JSON value (white space around allowed) of n bytes.
  * Returns the new object (caller puts it) or NULL. */
 json_object *js_parse(const char *p, size_t n);
-/* The member key of obj when it is a string / bool / object, else NULL / -1. */
+/* The member key of obj when it is a string / bool / object, else NULL /
+ * dflt / NULL. A string holding a NUL (\u0000), which a C string would
+ * cut short, is NULL too. */
 const char *js_str(json_object *obj, const char *key);
 int js_bool(json_object *obj, const char *key, int dflt);
 json_object *js_obj(json_object *obj, const char *key);

@@ -291,6 +291,22 @@ static void feed_after_complete_returns_0(void **state)
 	assert_int_equal(end, 0);
 }
 
+/* A string holding a NUL would be cut short as a C string: "alice\0x"
+ * read as "alice". js_str has none. */
+static void str_refuses_nul(void **state)
+{
+	const char *s = "{\"n\":\"alice\\u0000x\",\"z\":\"\\u0000\","
+	    "\"e\":\"\",\"t\":\"\\u0009\"}";
+	json_object *o = js_parse(s, strlen(s));
+
+	assert_non_null(o);
+	assert_null(js_str(o, "n"));
+	assert_null(js_str(o, "z"));
+	assert_string_equal(js_str(o, "e"), "");
+	assert_string_equal(js_str(o, "t"), "\t");
+	json_object_put(o);
+}
+
 static void str_checks_type(void **state)
 {
 	const char *s = "{\"s\":\"text\",\"n\":5,\"b\":true,\"o\":{},\"z\":null,"
@@ -363,6 +379,7 @@ int main(void)
 		cmocka_unit_test(utf8_across_pieces),
 		cmocka_unit_test(rejects_bad_utf8),
 		cmocka_unit_test(feed_after_complete_returns_0),
+		cmocka_unit_test(str_refuses_nul),
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
 		cmocka_unit_test(obj_checks_type),
