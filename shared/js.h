@@ -26,9 +26,8 @@ struct js_check {
 	json_object *root;     /* the parsed value once complete */
 	int state;             /* 0 parsing, 1 complete, -1 bad */
 	/* Where the bytes so far end: inside a string (and after a
-	 * backslash), and the last byte (see js_check_feed). */
-	unsigned char in_str, esc;
-	char last;
+	 * backslash), or where in a number (see track in js.c). */
+	unsigned char in_str, esc, num;
 	/* UTF-8 checked here, not by json-c, across pieces: continuation
 	 * bytes still due and the range the next one must be in. */
 	unsigned char u_need, u_lo, u_hi;
