@@ -44,6 +44,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL },
 	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL },
 	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL },
+	{ "login_ipv6_prefix", T_INT, O(login_ipv6_prefix), 1, 128, NULL },
 	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL },
 	{ "api_budget_window", T_DURATION, O(api_budget_window), 1, DAY, NULL },
 	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL },
@@ -96,6 +97,7 @@ void cfg_defaults(struct cfg *c)
 	c->login_limit_ip = 50;
 	c->login_limit_all = 1000;
 	c->login_window = 15 * 60;
+	c->login_ipv6_prefix = 64;
 	c->api_budget = 1200;
 	c->api_budget_window = 60;
 	c->max_request = 10LL << 20;
