@@ -7,24 +7,36 @@
 -- behind one NAT address holds one per open browser). Past max_conns
 -- the request is a JSON 429; the others of that address go on.
 --
--- Connections still sending their request head are counted too, but
--- lighttpd runs this only once a head is complete: it cannot close a
--- connection that trickles its head (see docs/SECURITY.md, "Denial of
--- service", for that gap and the firewall rule that closes it).
+-- As mod_evasive did, only connections with a whole request head count
+-- (sending a body, waiting for or reading an answer): those still
+-- sending their head or idle between requests have no path yet. A
+-- thousand tabs reconnecting at once from one address are not a flood.
+-- lighttpd runs this only once a head is complete, so it cannot close a
+-- connection that trickles its head either (see docs/SECURITY.md,
+-- "Denial of service", for that gap and the firewall rule that closes
+-- it).
 --
 -- A browser opens about six connections to a site, plus its event
--- stream; 128 is twenty browsers loading at once from one address. A
--- bigger school or office behind one address: raise it, or give its
--- address a lighttpd condition that skips this script.
-local max_conns = 128
+-- stream; 1024 is a school's worth of browsers behind one NAT address
+-- loading at once, or reconnecting at once after a restart (the suite's
+-- 1,000 tabs from one address, reconnecting after pushd was killed, were
+-- refused their JMAP calls at 128). Lower it where no such crowd shares
+-- an address; a cap far below lighttpd's connections (5,461) is what
+-- keeps one address from taking them all.
+local max_conns = 1024
 
+-- Counting walks every connection lighttpd has: skipped while there are
+-- too few for any address to be past the cap.
+if lighty.server.stats["clients_open"] <= max_conns then
+  return 0
+end
 local r = lighty.r
 local addr = r.req_attr["request.remote-addr"]
 local n = 0
 for other in lighty.server.irequests() do
   if other.req_attr["request.remote-addr"] == addr then
     local path = other.req_attr["uri.path"] or ""
-    if path:sub(1, 11) ~= "/api/events" then
+    if path ~= "" and path:sub(1, 11) ~= "/api/events" then
       n = n + 1
     end
   end

@@ -230,7 +230,9 @@ static void check_upstream(struct req *r, struct login *l)
 	c.ctx = &body;
 	c.follow = 1;
 	c.max_body = SESSION_DOC_MAX;
-	c.timeout = r->app->cfg.login_timeout;  /* a person is waiting */
+	/* A person is waiting: login_timeout, within upstream_timeout. */
+	c.timeout = r->app->cfg.login_timeout < r->app->cfg.upstream_timeout ?
+	    r->app->cfg.login_timeout : r->app->cfg.upstream_timeout;
 	res = upstream_call(r->app->up, &c);
 	status = c.status;
 	if (res != UP_OK) {
