@@ -33,6 +33,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL },
 	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL },
 	{ "upstream_timeout", T_DURATION, O(upstream_timeout), 1, 3600, NULL },
+	{ "login_timeout", T_DURATION, O(login_timeout), 1, 300, NULL },
 	{ "state_db", T_STR, O(state_db), 0, 0, NULL },
 	{ "secret_file", T_STR, O(secret_file), 0, 0, NULL },
 	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL },
@@ -86,6 +87,7 @@ void cfg_defaults(struct cfg *c)
 	c->upstream_session_path = xstrdup("/.well-known/jmap");
 	c->upstream_connect_timeout = 5;
 	c->upstream_timeout = 60;
+	c->login_timeout = 10;
 	c->state_db = xstrdup(LOCALSTATEDIR "/lib/postern/state.db");
 	c->secret_file = xstrdup(LOCALSTATEDIR "/lib/postern/secret");
 	c->session_idle = 12 * 3600;

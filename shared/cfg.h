@@ -20,6 +20,7 @@ struct cfg {
 	char *upstream_ca_file;     /* extra CA bundle for the upstream, or NULL */
 	long upstream_connect_timeout;  /* seconds */
 	long upstream_timeout;          /* seconds */
+	long login_timeout;             /* seconds for a sign-in's call */
 	char *state_db;
 	char *secret_file;
 	long session_idle;          /* seconds */

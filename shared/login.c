@@ -353,6 +353,9 @@ static void check_upstream(struct req *r, struct login *l)
 	c.ctx = &body;
 	c.follow = 1;
 	c.max_body = SESSION_DOC_MAX;
+	/* A person is waiting: login_timeout, within upstream_timeout. */
+	c.timeout = r->app->cfg.login_timeout < r->app->cfg.upstream_timeout ?
+	    r->app->cfg.login_timeout : r->app->cfg.upstream_timeout;
 	res = upstream_call(r->app->up, &c);
 	status = c.status;
 	/* Only a wrong password counts: an attempt the mail server did not
