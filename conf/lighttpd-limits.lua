@@ -9,21 +9,19 @@
 --
 -- As mod_evasive did, only connections with a whole request head count
 -- (sending a body, waiting for or reading an answer): those still
--- sending their head or idle between requests have no path yet. A
+-- sending their head or idle between requests have no target yet. A
 -- thousand tabs reconnecting at once from one address are not a flood.
 -- lighttpd runs this only once a head is complete, so it cannot close a
 -- connection that trickles its head either (see docs/SECURITY.md,
 -- "Denial of service", for that gap and the firewall rule that closes
 -- it).
 --
--- A browser opens about six connections to a site, plus its event
--- stream; 1024 is a school's worth of browsers behind one NAT address
--- loading at once, or reconnecting at once after a restart (the suite's
--- 1,000 tabs from one address, reconnecting after pushd was killed, were
--- refused their JMAP calls at 128). Lower it where no such crowd shares
--- an address; a cap far below lighttpd's connections (5,461) is what
--- keeps one address from taking them all.
-local max_conns = 1024
+-- A browser has at most about six requests in progress at once (its
+-- event stream apart); 256 is some forty browsers loading at the same
+-- instant behind one NAT address, and keeps one address to a twentieth
+-- of lighttpd's connections (5,461). A bigger crowd behind one address:
+-- raise it; where none shares an address, lower it.
+local max_conns = 256
 
 -- Counting walks every connection lighttpd has: skipped while there are
 -- too few for any address to be past the cap.
@@ -35,8 +33,11 @@ local addr = r.req_attr["request.remote-addr"]
 local n = 0
 for other in lighty.server.irequests() do
   if other.req_attr["request.remote-addr"] == addr then
-    local path = other.req_attr["uri.path"] or ""
-    if path ~= "" and path:sub(1, 11) ~= "/api/events" then
+    -- The raw target: lighttpd 1.4.69 gives another request's uri.path
+    -- as "" here, and a connection still reading its head or idle has
+    -- none.
+    local target = other.req_attr["request.uri"] or ""
+    if target ~= "" and target:sub(1, 11) ~= "/api/events" then
       n = n + 1
     end
   end

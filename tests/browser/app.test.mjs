@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { SRC, test, assert, stack, metrics, newPage, signIn, row, shot, jmapIn, sendAs, findEmail, putSettings, PNG_1X1, run } from "./lib.mjs";
+import { SRC, test, assert, until, stack, metrics, newPage, signIn, row, shot, jmapIn, sendAs, findEmail, putSettings, PNG_1X1, run } from "./lib.mjs";
 
 // Sending without the Undo delay (compose.test.mjs tests the delay).
 async function signInNoDelay(page, who) {
@@ -550,7 +550,10 @@ test("folders: create (nested), rename, delete with confirmation; role folders r
   await page.click("#folder-ok");
   const child = page.locator(".folder", { hasText: "2026" });
   await child.waitFor();
-  assert(await child.evaluate((el) => getComputedStyle(el).getPropertyValue("--depth").trim()) === "1", "nested under Receipts");
+  // The new folder may be drawn once before the server's answer places
+  // it under its parent.
+  await until(async () => await child.evaluate((el) => getComputedStyle(el).getPropertyValue("--depth").trim()) === "1",
+    "2026 nested under Receipts", 10000);
   // The same name again next to it: the server refuses, the dialog says so.
   await page.click("#folder-new");
   await page.fill("#folder-form input[name=name]", "2026");

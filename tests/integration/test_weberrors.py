@@ -214,7 +214,10 @@ def main():
     error_files(t)
     # A short folder: Apache refuses a Unix socket path over 107 bytes,
     # which a build folder as deep as distcheck's passes.
+    # mkdtemp makes it 0700; Apache's modes run pushd and the responders
+    # as the web server's user, who must reach their files in it.
     root = tempfile.mkdtemp(prefix="postern-weberrors-")
+    os.chmod(root, 0o755)
     first = Stack(os.path.join(root, "first"), seed=False)
     try:
         first.start()
