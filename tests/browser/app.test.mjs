@@ -6,6 +6,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { createServer } from "node:http";
 import { SRC, test, assert, until, stack, metrics, newPage, signIn, row, shot, jmapIn, sendAs, findEmail, putSettings, PNG_1X1, run } from "./lib.mjs";
 
 // Sending without the Undo delay (compose.test.mjs tests the delay).
@@ -781,6 +782,94 @@ test("reading: a mail's own <style> and style attributes are kept, with nothing 
   assert(page.errors.length === 0, `no page errors: ${page.errors}`);
   await shot(page, "styled-mail");
   await page.context().close();
+});
+
+test("reading: url() in SVG/MathML attributes loads nothing, even with the CSP switched off", async () => {
+  // A second server on loopback stands for the sender's: it records every
+  // request. The page runs without its CSP (bypassCSP), as under an
+  // .htaccess whose host lacks mod_headers, so only the sanitiser stands
+  // between the mail and the listener.
+  const heard = [];
+  const listener = createServer((q, res) => { heard.push(q.url); res.writeHead(204); res.end(); });
+  await new Promise((r) => listener.listen(0, "127.0.0.1", r));
+  const L = `http://127.0.0.1:${listener.address().port}`;
+  const page = await newPage(undefined, { bypassCSP: true });
+  try {
+    await signIn(page, "carol");
+    const [[, boxes]] = await jmapIn(page, [["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
+    const inbox = boxes.list.find((m) => m.role === "inbox").id;
+    const html = `<html><body><p id="words">Chart below</p>
+    <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="200">
+      <defs>
+        <linearGradient id="g"><stop offset="0" stop-color="url(${L}/stop-color)"/><stop offset="1" stop-color="rgb(0, 0, 200)"/></linearGradient>
+        <marker id="m" markerWidth="4" markerHeight="4"><circle r="2" fill="url(${L}/marker-fill)"/></marker>
+        <pattern id="pt" width="4" height="4" href="${L}/pattern-href" xlink:href="${L}/pattern-xlink"><rect width="2" height="2"/></pattern>
+        <filter id="f"><feFlood flood-color="url(${L}/flood-color)"/><feImage href="${L}/feimage.png"/>
+          <feDiffuseLighting lighting-color="url(${L}/lighting-color)"><feDistantLight/></feDiffuseLighting></filter>
+        <path id="tp" d="M10 90 H290"/>
+      </defs>
+      <rect id="fill" width="20" height="20" fill="url(${L}/fill)"/>
+      <rect width="20" height="20" x="25" stroke="url('${L}/stroke')"/>
+      <rect width="20" height="20" x="50" mask='url("${L}/mask")'/>
+      <rect width="20" height="20" x="75" clip-path="url(${L}/clip-path)"/>
+      <rect width="20" height="20" x="100" filter="url(${L}/filter)"/>
+      <path d="M0 40 L50 40 L90 60" marker-start="url(${L}/marker-start)" marker-mid="url(${L}/marker-mid)" marker-end="url(${L}/marker-end)" stroke="black"/>
+      <rect width="20" height="20" x="125" color-profile="url(${L}/color-profile)" cursor="url(${L}/cursor.png), auto"/>
+      <rect width="20" height="20" x="150" fill="URL(${L}/upper)" stroke="\\75 rl(${L}/css-escape)"/>
+      <rect width="20" height="20" x="175" fill="&#117;&#x72;l(${L}/entities)" stroke="u&#x5c;rl(${L}/entity-escape)"/>
+      <rect width="20" height="20" x="200" mask="url(  &quot;${L}/entity-quote&quot;  )" clip-path="url(${L}/comma), none"/>
+      <rect width="20" height="20" x="225" style="fill: url(${L}/svg-style)"/>
+      <rect id="local" width="20" height="20" x="250" fill="url(#g)"/>
+      <image href="${L}/image-href.png" width="10" height="10"/><image xlink:href="${L}/image-xlink.png" width="10" height="10"/>
+      <use href="${L}/use.svg#x"/>
+      <text><textPath href="#tp">on a path</textPath><textPath href="${L}/textpath">remote path</textPath></text>
+      <a href="${L}/svg-a"><text y="120">link</text></a>
+      <rect width="5" height="5" y="150"><animateTransform attributeName="transform" type="scale" values="url(${L}/anim)"/></rect>
+    </svg>
+    <math><mi mathbackground="url(${L}/math)" href="${L}/math-href">x</mi></math>
+    </body></html>`;
+    const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
+      mailboxIds: { [inbox]: true }, from: [{ name: "Charts", email: "charts@example.test" }], to: [{ email: "carol@example.test" }],
+      subject: "SVG attribute test", receivedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      bodyValues: { h: { value: html } }, htmlBody: [{ partId: "h", type: "text/html" }] } } }, "e"]]);
+    assert(r[0][1].created?.m, `created: ${JSON.stringify(r[0][1]).slice(0, 300)}`);
+    await row(page, "SVG attribute test").waitFor({ timeout: 20000 });
+    await row(page, "SVG attribute test").click();
+    const fr = page.frameLocator("iframe.mailframe");
+    await fr.locator("#words").waitFor();
+    await page.waitForTimeout(1500);
+    const port = String(listener.address().port);
+    const srcdoc = async () => page.locator("iframe.mailframe").getAttribute("srcdoc");
+    let doc = await srcdoc();
+    assert(heard.length === 0, `the listener heard nothing before Show images: ${heard}`);
+    assert(!doc.includes(port), `no listener URL in the srcdoc: ${(doc.match(new RegExp(`[^\\s<>]{0,60}${port}[^\\s<>]{0,30}`, "g")) || []).join(" | ")}`);
+    assert(/url\(&quot;#g&quot;\)|url\("#g"\)/.test(doc), `a same-document gradient stays: ${doc.match(/id="local"[^>]*/)}`);
+    assert(!page.requests.some((u) => u.includes(`:${port}/`) && !u.startsWith(stack.url)), "the page asked the listener nothing");
+    // After Show images: only the app's own proxy URLs, never the listener
+    // directly (the proxy itself refuses a loopback address).
+    await page.getByRole("button", { name: "Show images" }).click();
+    await fr.locator("#words").waitFor();
+    await page.waitForTimeout(1500);
+    doc = await srcdoc();
+    const urls = doc.replace(/&amp;/g, "&").match(/https?:\/\/[^\s"'<>)&]+/g) || [];
+    const outside = urls.filter((u) => !u.startsWith(stack.url + "/") && !u.startsWith("http://www.w3.org/"));
+    assert(!outside.length, `after Show images only the app's URLs in the srcdoc: ${outside}`);
+    const toListener = page.requests.filter((u) => u.includes(port) || decodeURIComponent(u).includes(L));
+    assert(toListener.length && toListener.every((u) => u.startsWith(`${stack.url}/api/image?url=`)), `only /api/image for the listener's URLs: ${toListener}`);
+    assert(heard.length === 0, `the listener heard nothing after Show images: ${heard}`);
+    // The CSP really was off: the same frame loads the listener when the
+    // page itself asks.
+    await page.evaluate((u) => {
+      const d = document.querySelector("iframe.mailframe").contentDocument;
+      d.body.append(Object.assign(d.createElement("img"), { src: u }));
+    }, `${L}/probe.png`);
+    await new Promise((res) => setTimeout(res, 1000));
+    assert(heard.length === 1 && heard[0] === "/probe.png", `without the CSP the frame can reach the listener: ${heard}`);
+    assert(page.errors.length === 0, `no page errors: ${page.errors}`);
+  } finally {
+    await page.context().close();
+    listener.close();
+  }
 });
 
 test("live: without /api/events the app polls (interval lowered for the test) and new mail appears", async () => {
