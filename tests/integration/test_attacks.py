@@ -457,7 +457,8 @@ def attacks(t, s, faulty, label, cap):
         v.check(t, f"{label}, slow uploads")
     with Attack(CONNS, unread(port, f"/api/blob/{m.account}/{m.big}/big.bin", cookie)):
         v.check(t, f"{label}, unread downloads")
-        refused(t, port, label, cap, "unread downloads")
+        refused(t, port, label, cap, "unread downloads",
+                f"/api/blob/{m.account}/{m.big}/big.bin", cookie)
     creds = json.dumps({"username": MALLORY, "password": PASSWORDS[MALLORY]}).encode()
     signin = head("POST", "/api/auth/login", length=len(creds), ctype="application/json") + creds
     faulty.set("/jmap/session", "hang")
@@ -488,19 +489,31 @@ def attacks(t, s, faulty, label, cap):
     own_answers(t, s, label, m)
 
 
-def refused(t, port, label, cap, held):
-    """A whole request from the attacking address while it holds more
-    than cap connections: lighttpd's JSON 429, or mod_qos closing it."""
-    status = b"closed"
+def refused(t, port, label, cap, held, path="/api/config", cookie=None):
+    """While the attacking address holds its connections, cap + 1 more of
+    its requests, each holding an answer it does not read: at least one
+    is refused (lighttpd's JSON 429, or mod_qos closing it), however many
+    of the attack's own the cap let through before."""
+    socks, statuses = [], []
     try:
-        extra = attacker_socket(port)
-        extra.sendall(head("GET", "/api/config"))
-        status = extra.recv(4096).split(b"\r\n")[0] or b"closed"
-        extra.close()
-    except OSError as e:
-        status = repr(e).encode()
-    t.ok(b" 200 " not in status, f"{label}: meanwhile a whole request from the "
-         f"attacking address is refused (its {held} past {cap} connections)", status)
+        for _ in range(cap + 1):
+            try:
+                s = attacker_socket(port, rcvbuf=4096)
+                socks.append(s)
+                s.sendall(head("GET", path, cookie))
+            except OSError as e:
+                statuses.append(repr(e).encode())
+        for s in socks:
+            try:
+                statuses.append(s.recv(4096).split(b"\r\n")[0] or b"closed")
+            except OSError as e:
+                statuses.append(repr(e).encode())
+    finally:
+        for s in socks:
+            s.close()
+    t.ok(any(b" 200 " not in st for st in statuses), f"{label}: meanwhile a whole request "
+         f"from the attacking address is refused (its {held} past {cap} connections)",
+         b", ".join(statuses))
 
 
 def make_stack(root, kind, faulty):
