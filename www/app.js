@@ -15,6 +15,7 @@ import * as reader from "./js/views/reader.js";
 import * as composer from "./js/views/composer.js";
 import * as folderedit from "./js/views/folderedit.js";
 import * as writing from "./js/views/writing.js";
+import * as toolbar from "./js/views/toolbar.js";
 import * as contacts from "./js/contacts.js";
 import * as identities from "./js/identities.js";
 import { futureRelease } from "./js/limits.js";
@@ -100,6 +101,8 @@ async function enter(session) {
   await applySettings();
   const inbox = store.roleBox("inbox");
   await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
+  // Focus in the list, where the keys work (unless the user moved it).
+  if (!document.activeElement || document.activeElement === document.body || $("#signin").contains(document.activeElement)) list.focusRow();
   live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
     config.features?.push !== false);
   document.body.dataset.ready = "1";
@@ -218,6 +221,7 @@ function paintReader() {
   reader.render(root, openThread.emails, {
     showImages: showImagesFor.has(openThread.id) || settings.get("showImages"),
     onShowImages: () => { showImagesFor.add(openThread.id); paintReader(); },
+    onCompose: (mode, e) => compose(mode, e),
   });
 }
 
@@ -357,9 +361,11 @@ function sending(s, writer) {
   }
 }
 
-async function compose(mode) {
-  if (mode !== "new" && !openThread && list.focused()) await openMessage(list.focused());
-  const src = mode === "new" ? null : openThread && openThread.emails[openThread.emails.length - 1];
+// mode: new, reply, replyAll, forward; of: the message answered (the
+// thread's last when not given).
+async function compose(mode, of) {
+  if (mode !== "new" && !of && !openThread && list.focused()) await openMessage(list.focused());
+  const src = mode === "new" ? null : of || (openThread && openThread.emails[openThread.emails.length - 1]);
   if (mode !== "new" && !src) return;
   composer.open($("#composer"), mode, src, composerOpts());
 }
@@ -425,6 +431,11 @@ function wire() {
   $("#signin-form").addEventListener("submit", signIn);
   $("#signout").addEventListener("click", signOut);
   $("#compose").addEventListener("click", () => compose("new"));
+  $("#compose-fab").addEventListener("click", () => compose("new"));
+  toolbar.decorate($("#compose-fab"), "compose");
+  toolbar.fold($("#list-pane .toolbar"));
+  toolbar.fold($("#reader-actions"));
+  toolbar.fold($("#folder-tools"));
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#threads").addEventListener("click", () => {
     settings.set("threads", !state.threads).catch(warn);

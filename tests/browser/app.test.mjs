@@ -78,6 +78,9 @@ test("reading: a thread opens whole, marked read, attachments listed", async () 
   metrics.openMessage = Date.now() - t0;
   const n = await page.locator("#reader-body .msg").count();
   assert(n >= 3, `the whole thread is shown (${n})`);
+  // The read messages are folded (reader.test.mjs): the one with the PDF opens.
+  const withPdf = page.locator("#reader-body article.msg", { hasText: "Fair point" });
+  if (await withPdf.evaluate((m) => m.classList.contains("folded"))) await withPdf.locator(".msg-toggle").click();
   const att = page.locator(".attachments a", { hasText: "q4-roadmap.pdf" });
   assert(await att.count() === 1, "the attachment is listed");
   const href = await att.getAttribute("href");

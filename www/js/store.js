@@ -4,6 +4,7 @@
 import * as jmap from "./jmap.js";
 import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
+import { blobUrl } from "./api.js";
 
 const listeners = new Map();
 export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
@@ -145,7 +146,7 @@ export async function loadThread(threadId) {
   const r = await jmap.call([
     ["Thread/get", { accountId: acc(), ids: [threadId] }, "t"],
     ["Email/get", { accountId: acc(), "#ids": ref("t", "Thread/get", "/list/*/emailIds"),
-      properties: [...LIST_PROPS, "cc", "bcc", "replyTo", "sentAt", "messageId", "inReplyTo",
+      properties: [...LIST_PROPS, "blobId", "cc", "bcc", "replyTo", "sentAt", "messageId", "inReplyTo",
         "references", "textBody", "htmlBody", "attachments", "bodyValues"],
       fetchTextBodyValues: true, fetchHTMLBodyValues: true, maxBodyValueBytes: 1 << 20 }, "g"],
   ]);
@@ -154,6 +155,17 @@ export async function loadThread(threadId) {
   const list = r.g.list.filter((e) => !trash || !e.mailboxIds[trash] || state.current === trash);
   for (const e of r.g.list) state.emails.set(e.id, { ...state.emails.get(e.id), ...e });
   return (list.length ? list : r.g.list).sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
+}
+
+// The first max bytes of a blob as text ({text, cut}: cut when there was
+// more), fetched from /api/blob (a Range, so a large one is not read
+// whole). For show original and the preview of a text attachment.
+export async function blobText(blobId, name, type, max) {
+  const r = await fetch(blobUrl(acc(), blobId, name, type), { headers: { Range: `bytes=0-${max - 1}` }, credentials: "same-origin" });
+  if (!r.ok) throw new Error(`${r.status}`);
+  const buf = await r.arrayBuffer();
+  const whole = Number((r.headers.get("Content-Range") || "").split("/")[1]) || buf.byteLength;
+  return { text: new TextDecoder("utf-8").decode(buf.slice(0, max)), cut: whole > max || buf.byteLength > max };
 }
 
 // The text of some of an Email's body parts (their values as loadThread

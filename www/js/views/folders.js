@@ -23,10 +23,11 @@ export function render(root, { onOpen, onDrop }) {
       const unread = m.unreadEmails || 0;
       const btn = h("button.folder", { type: "button", "data-id": m.id, "data-role": m.role || "",
         "aria-current": m.id === state.current && !state.filter ? "page" : null,
-        "aria-label": unread ? t("folder.withUnread", { name: folderName(m), n: unread }) : folderName(m),
         onclick: () => onOpen(m.id) },
       h("span.name", {}, folderName(m)),
-      unread ? h("span.count", { "aria-hidden": "true" }, number(unread)) : null);
+      // The name is what it shows ("Inbox 3 unread"), as the visible
+      // text must be part of it.
+      unread ? h("span.count", {}, number(unread), h("span.sr-only", {}, ` ${t("folder.unread", { n: unread })}`)) : null);
       btn.style.setProperty("--depth", depth);
       btn.addEventListener("dragover", (ev) => { ev.preventDefault(); btn.classList.add("drop"); });
       btn.addEventListener("dragleave", () => btn.classList.remove("drop"));

@@ -104,9 +104,12 @@ function row(i) {
   const el = h(`div.row${unread ? ".unread" : ""}${i === focus ? ".focus" : ""}${selected.has(id) ? ".selected" : ""}`, {
     "data-pos": i, "data-id": id, role: "option", tabindex: i === Math.max(focus, 0) ? "0" : "-1",
     "aria-selected": selected.has(id) || i === focus ? "true" : "false", draggable: "true",
-    "aria-label": [unread ? t("list.unread") : "", flagged ? t("list.flagged") : "", who(e), e.subject || t("list.noSubject"), shortDate(e.receivedAt)].filter(Boolean).join(", "),
   },
-  h("input.pick", { type: "checkbox", tabindex: "-1", "aria-label": t("list.select"), checked: selected.has(id) }),
+  // The option's name is its text (what it shows, with its state first).
+  unread || flagged ? h("span.sr-only", {}, [unread ? t("list.unread") : "", flagged ? t("list.flagged") : ""].filter(Boolean).join(", ") + ", ") : null,
+  // A box to tick, drawn: a checkbox inside an option would be a control
+  // nested in a control; the option's aria-selected tells the state.
+  h("span.pick", { "aria-hidden": "true" }),
   h("span.from", {}, who(e), n > 1 ? h("span.n", {}, ` ${n}`) : null),
   h("span.date", {}, shortDate(e.receivedAt)),
   h("span.subject", {}, e.subject || t("list.noSubject")),

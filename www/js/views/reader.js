@@ -3,6 +3,11 @@
 // script or event handler of a mail ever runs. Remote images stay blocked
 // until the user asks, then come through /api/image; cid: images from
 // /api/blob. The mail's own CSS is cleaned and applied by mailstyle.js.
+// The read messages of a thread are folded (the unread ones and the last
+// open), quoted text is folded behind a toggle (quotes.js), each message
+// has its own Reply, Reply all, Forward and More (print, show original,
+// download); image attachments have thumbnails. The viewer and the
+// original's source live in viewer.js, loaded when first needed.
 import DOMPurify from "../../vendor/purify.es.js";
 import { h } from "../dom.js";
 import { t, longDate, size, addresses } from "../i18n.js";
@@ -10,6 +15,10 @@ import { blobUrl } from "../api.js";
 import { state, bodyText } from "../store.js";
 import * as mailstyle from "./mailstyle.js";
 import { cleanAttr } from "../cssattr.js";
+import { splitText, htmlFold, cutFrom } from "../quotes.js";
+import { previewKind } from "../fit.js";
+import { icon } from "../icons.js";
+import { moreMenu } from "./toolbar.js";
 
 const FOREIGN = new Set(["http://www.w3.org/2000/svg", "http://www.w3.org/1998/Math/MathML"]);
 // Attributes with rules of their own above: not read as CSS.
@@ -92,35 +101,138 @@ function frameFor(html, css) {
   return f;
 }
 
-function message(e, { showImages, onShowImages, expanded }) {
-  const body = h("div.body");
-  const htmlParts = (e.htmlBody || []).filter((p) => p.type === "text/html");
-  let blocked = 0;
-  if (htmlParts.length) {
-    const r = cleanHtml(e, bodyText(e, htmlParts), showImages);
-    blocked = r.blocked;
-    body.append(frameFor(r.html, r.css));
-  } else {
-    body.append(h("pre.text", {}, bodyText(e, e.textBody)));
-  }
-  const atts = (e.attachments || []).filter((a) => !(a.cid && htmlParts.length && a.disposition !== "attachment"));
-  return h("article.msg", { "data-id": e.id, open: expanded, "aria-label": t("reader.messageFrom", { name: addresses(e.from) }) },
-    h("header", {},
-      h("div.from", {}, h("strong", {}, addresses(e.from) || t("list.unknownSender"))),
-      h("time", { datetime: e.receivedAt }, longDate(e.receivedAt)),
-      h("div.to", {}, t("reader.to"), " ", addresses(e.to)),
-      e.cc && e.cc.length ? h("div.to", {}, t("reader.cc"), " ", addresses(e.cc)) : null),
-    blocked ? h("p.images", {}, t("reader.imagesBlocked", { n: blocked }), " ",
-      h("button.show-images", { type: "button", onclick: onShowImages }, t("reader.showImages"))) : null,
-    body,
-    atts.length ? h("ul.attachments", { "aria-label": t("reader.attachments") }, atts.map((a) =>
-      h("li", {}, h("a", { href: blobUrl(state.accountId, a.blobId, a.name || "attachment", a.type), download: a.name || "" },
-        h("span.name", {}, a.name || t("reader.unnamed")), " ", h("span.size", {}, size(a.size)))))) : null);
+// The sanitised HTML without its quoted part, or null when there is none
+// (or nothing but the quote). The parse is inert: DOMParser runs nothing.
+function withoutQuote(html) {
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  const start = htmlFold(doc.body);
+  if (!start || !cutFrom(start, doc.body)) return null;
+  return "<!doctype html>" + doc.documentElement.outerHTML;
 }
 
+// The state of the open thread's view: which messages and which quotes
+// are open. Kept while the same thread is painted again.
+let view = { key: "", open: new Set(), quotes: new Set() };
+let lazy = null;
+const viewer = () => (lazy ||= import("./viewer.js"));
+
+function quoteToggle(id, onToggle) {
+  const shown = view.quotes.has(id);
+  return h("button.quote-toggle", { type: "button", "aria-expanded": String(shown), onclick: onToggle },
+    t(shown ? "reader.hideQuoted" : "reader.showQuoted"));
+}
+
+function bodyOf(e, opts, repaint) {
+  const body = h("div.body");
+  const htmlParts = (e.htmlBody || []).filter((p) => p.type === "text/html");
+  const toggle = () => { if (view.quotes.has(e.id)) view.quotes.delete(e.id); else view.quotes.add(e.id); repaint(); };
+  let blocked = 0;
+  if (htmlParts.length) {
+    const r = cleanHtml(e, bodyText(e, htmlParts), opts.showImages);
+    blocked = r.blocked;
+    const short = withoutQuote(r.html);
+    body.append(frameFor(short && !view.quotes.has(e.id) ? short : r.html, r.css));
+    if (short) body.append(quoteToggle(e.id, toggle));
+  } else {
+    const { shown, folded } = splitText(bodyText(e, e.textBody));
+    body.append(h("pre.text", {}, shown));
+    if (folded) {
+      body.append(quoteToggle(e.id, toggle));
+      if (view.quotes.has(e.id)) body.append(h("pre.text.quoted", {}, folded));
+    }
+  }
+  return { body, blocked, htmlParts };
+}
+
+function attachment(e, a, images) {
+  const name = a.name || t("reader.unnamed");
+  const kind = previewKind(a.type);
+  const url = blobUrl(state.accountId, a.blobId, a.name || "attachment", a.type);
+  const download = h("a.download", { href: url, download: a.name || "" },
+    icon("download"), h("span.sr-only", {}, t("reader.download", { name })));
+  const label = [h("span.name", {}, name), " ", h("span.size", {}, size(a.size))];
+  let main;
+  if (kind === "image") {
+    main = h("button.att-open", { type: "button", "aria-label": t("reader.preview", { name }),
+      onclick: () => viewer().then((v) => v.showImage(images, images.indexOf(a))) },
+    h("img.thumb", { src: blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true), alt: "", loading: "lazy" }), ...label);
+  } else if (kind === "text") {
+    main = h("button.att-open", { type: "button", "aria-label": t("reader.preview", { name }),
+      onclick: () => viewer().then((v) => v.showText(a)) }, icon("file"), ...label);
+  } else {
+    // PDF and anything else: a download (docs/DECISIONS.md, issue 17).
+    return h("li", {}, h("a.att-open", { href: url, download: a.name || "" }, icon("file"),
+      kind === "pdf" ? h("span.badge", {}, "PDF") : null, ...label));
+  }
+  return h("li", {}, main, download);
+}
+
+function actions(e, opts) {
+  const b = (mode, key) => h("button", { type: "button", "data-msg-compose": mode, onclick: () => opts.onCompose?.(mode, e) },
+    icon(mode), h("span.label", {}, t(key)));
+  const more = moreMenu(() => [
+    { label: t("reader.print"), icon: "print", run: () => print(e) },
+    { label: t("reader.original"), icon: "source", run: () => viewer().then((v) => v.showOriginal(e)) },
+    { label: t("reader.downloadEml"), icon: "download", run: () => viewer().then((v) => v.downloadOriginal(e)) },
+  ]);
+  return h("div.msg-actions", { role: "toolbar", "aria-label": t("toolbar.thisMessage") },
+    b("reply", "action.reply"), b("replyAll", "action.replyAll"), b("forward", "action.forward"), more.wrap);
+}
+
+// Prints only this message with its headers (the print style sheet
+// hides the rest: html[data-print] and .msg.print-this).
+function print(e) {
+  const art = document.querySelector(`#reader-body .msg[data-id="${CSS.escape(e.id)}"]`);
+  if (!art) return;
+  document.documentElement.dataset.print = "1";
+  art.classList.add("print-this");
+  const done = () => { delete document.documentElement.dataset.print; art.classList.remove("print-this"); };
+  addEventListener("afterprint", done, { once: true });
+  window.print();
+}
+
+function message(e, opts, repaint) {
+  const open = view.open.has(e.id);
+  // Folded: the names and the start of the text; open: the addresses.
+  const from = (open ? addresses(e.from) : (e.from || []).map((a) => a.name || a.email).join(", ")) || t("list.unknownSender");
+  const toggle = h("button.msg-toggle", { type: "button", "aria-expanded": String(open),
+    onclick: () => { if (open) view.open.delete(e.id); else view.open.add(e.id); repaint(); } },
+  h("strong.from", {}, from), open ? null : h("span.snippet", {}, e.preview || ""),
+  h("time", { datetime: e.receivedAt }, longDate(e.receivedAt)));
+  const art = h(`article.msg${open ? "" : ".folded"}`, { "data-id": e.id, "aria-label": t("reader.messageFrom", { name: addresses(e.from) }) },
+    h("header", {}, toggle));
+  if (!open) return art;
+  const { body, blocked, htmlParts } = bodyOf(e, opts, repaint);
+  const atts = (e.attachments || []).filter((a) => !(a.cid && htmlParts.length && a.disposition !== "attachment"));
+  const images = atts.filter((a) => previewKind(a.type) === "image");
+  const add = (el, ...kids) => el.append(...kids.filter(Boolean));
+  add(art.querySelector("header"),
+    h("div.to", {}, t("reader.to"), " ", addresses(e.to)),
+    e.cc && e.cc.length ? h("div.to", {}, t("reader.cc"), " ", addresses(e.cc)) : null,
+    h("div.print-only", {}, t("reader.subject"), " ", e.subject || t("list.noSubject")),
+    actions(e, opts));
+  add(art,
+    blocked ? h("p.images", {}, t("reader.imagesBlocked", { n: blocked }), " ",
+      h("button.show-images", { type: "button", onclick: opts.onShowImages }, t("reader.showImages"))) : null,
+    body,
+    atts.length ? h("ul.attachments", { "aria-label": t("reader.attachments") }, atts.map((a) => attachment(e, a, images))) : null);
+  return art;
+}
+
+// Paints a thread (oldest first). opts: showImages, onShowImages,
+// onCompose(mode, email).
 export function render(root, emails, opts) {
+  const key = emails.map((e) => e.id).join(",");
+  if (key !== view.key) {
+    // A new thread: the unread messages and the last one open.
+    view = { key, open: new Set(emails.filter((e, i) => !e.keywords?.$seen || i === emails.length - 1).map((e) => e.id)), quotes: new Set() };
+  }
   const subject = emails[emails.length - 1]?.subject || t("list.noSubject");
+  const repaint = () => render(root, emails, opts);
+  const focused = document.activeElement?.closest?.(".msg")?.dataset.id;
+  const which = document.activeElement?.classList?.contains("quote-toggle") ? ".quote-toggle" : ".msg-toggle";
   root.replaceChildren(
     h("h2.subject", { tabindex: "-1" }, subject),
-    ...emails.map((e, i) => message(e, { ...opts, expanded: i === emails.length - 1 })));
+    ...emails.map((e) => message(e, opts, repaint)));
+  if (focused) root.querySelector(`.msg[data-id="${CSS.escape(focused)}"] ${which}`)?.focus({ preventScroll: true });
 }
