@@ -1,0 +1,311 @@
+// Browser tests of the reader and of how the app fits and reads to
+// everyone (issue 17): quoted text folded, read messages folded, actions
+// on each message, print, show original, attachment previews, toolbars
+// that never wrap, the phone, and axe-core on the five screens in both
+// themes. Debian's Chromium through playwright-core against the real
+// stack; controls found by role and accessible name. Prints TAP.
+//   node tests/browser/reader.test.mjs        (ONLY=text runs some)
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import { SRC, test, assert, until, stack, newPage, signIn, row, putSettings, run } from "./lib.mjs";
+
+// axe-core, a test dependency (package.json; npm ci), never served by postern.
+let AXE = null;
+try { AXE = readFileSync(createRequire(join(SRC, "package.json")).resolve("axe-core/axe.min.js"), "utf8"); } catch { /* skipped below */ }
+
+async function openThread(page, query, subject) {
+  await page.fill("#search", query);
+  await page.press("#search", "Enter");
+  await row(page, subject).waitFor();
+  await row(page, subject).click();
+  await page.waitForSelector("#reader-body .msg");
+}
+// Opens every folded message of the thread.
+async function openAll(page) {
+  while (await page.locator("#reader-body article.msg.folded").count()) await page.locator("#reader-body article.msg.folded .msg-toggle").first().click();
+}
+// Opens one message if it is folded.
+async function unfold(msg) {
+  if (await msg.evaluate((e) => e.classList.contains("folded"))) await msg.locator(".msg-toggle").click();
+}
+const lastMsg = (page) => page.locator("#reader-body article.msg").last();
+
+// -- the reader -----------------------------------------------------------------------
+
+test("focus is in the list after sign-in", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await until(() => page.evaluate(() => document.activeElement?.getAttribute("role") === "option" &&
+    !!document.activeElement.closest("#list")), "focus on a row of the list", 5000);
+  await page.context().close();
+});
+
+test("quoted text is folded behind a toggle; read messages of a thread are folded, the last open", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await openThread(page, "subject:roadmap", "Q4 roadmap review");
+  const last = lastMsg(page);
+  const text = await last.locator("pre.text").first().innerText();
+  assert(/Looks good to me/.test(text), `the answer is shown: ${text}`);
+  assert(!/^>/m.test(text) && !/wrote:/.test(text), `the quote is folded: ${text}`);
+  const toggle = last.getByRole("button", { name: "Show quoted text" });
+  assert(await toggle.getAttribute("aria-expanded") === "false", "the toggle says folded");
+  await toggle.click();
+  const shown = last.getByRole("button", { name: "Hide quoted text" });
+  assert(await shown.getAttribute("aria-expanded") === "true", "the toggle says open");
+  assert(/wrote:\n> Fair point/.test(await last.locator("pre.text.quoted").innerText()), "the quote is shown after the toggle");
+  // Opened again, every message is read: all folded but the last.
+  await row(page, "Q4 roadmap review").click();
+  await until(async () => (await page.locator("#reader-body .msg.folded").count()) >= 1, "read messages folded");
+  const n = await page.locator("#reader-body article.msg").count();
+  const folded = await page.locator("#reader-body article.msg.folded").count();
+  assert(folded === n - 1, `all but the last folded (${folded} of ${n})`);
+  assert(!(await lastMsg(page).evaluate((e) => e.classList.contains("folded"))), "the last is open");
+  const first = page.locator("#reader-body article.msg").first();
+  await first.getByRole("button", { expanded: false }).click();
+  await first.getByRole("toolbar", { name: "Actions on this message" }).waitFor();
+  assert(/could you have a look/.test(await first.locator("pre.text").innerText()), "a folded message opens");
+  await page.context().close();
+});
+
+test("an HTML reply's Gmail quote is folded inside the frame", async () => {
+  const page = await newPage();
+  await signIn(page, "bob");
+  const html = `<div dir="ltr">The new text.</div><br><div class="gmail_quote"><div class="gmail_attr">On Mon, Alice wrote:<br></div>
+    <blockquote class="gmail_quote" style="margin:0 0 0 .8ex">The old text.</blockquote></div>`;
+  await page.evaluate(async (html) => {
+    const s = await (await fetch("/api/auth/session")).json();
+    const acc = s.primaryAccounts["urn:ietf:params:jmap:mail"];
+    const call = async (calls) => (await (await fetch("/api/jmap", { method: "POST", headers: { "Content-Type": "application/json", "X-Postern-CSRF": "1" },
+      body: JSON.stringify({ using: ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail"], methodCalls: calls }) })).json()).methodResponses;
+    const [[, boxes]] = await call([["Mailbox/get", { accountId: acc, properties: ["role"] }, "m"]]);
+    const inbox = boxes.list.find((m) => m.role === "inbox").id;
+    await call([["Email/set", { accountId: acc, create: { h: { mailboxIds: { [inbox]: true }, from: [{ email: "alice@example.test" }],
+      subject: "Gmail style quote", bodyValues: { b: { value: html } }, htmlBody: [{ partId: "b", type: "text/html" }] } } }, "e"]]);
+  }, html);
+  await page.reload();
+  await row(page, "Gmail style quote").click();
+  const frame = page.frameLocator("#reader-body iframe.mailframe");
+  await until(async () => /The new text/.test(await frame.locator("body").innerText().catch(() => "")), "the frame painted");
+  assert(!/The old text/.test(await frame.locator("body").innerText()), "the quote is folded");
+  await page.getByRole("button", { name: "Show quoted text" }).click();
+  await until(async () => /The old text/.test(await frame.locator("body").innerText().catch(() => "")), "the quote shown");
+  await page.context().close();
+});
+
+test("reply on an earlier message of the thread answers that message", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await openThread(page, "subject:roadmap", "Q4 roadmap review");
+  const first = page.locator("#reader-body article.msg").first();
+  await unfold(first);
+  await first.getByRole("toolbar", { name: "Actions on this message" }).getByRole("button", { name: "Reply", exact: true }).click();
+  await page.waitForSelector("#composer:not([hidden])");
+  const body = await page.locator("#composer textarea").first().inputValue();
+  assert(/could you have a look at the Q4 roadmap/.test(body) && !/Looks good to me/.test(body), `quotes the first message: ${body.slice(0, 300)}`);
+  await page.context().close();
+});
+
+test("print media shows only the message chosen, with its headers", async () => {
+  const page = await newPage();
+  await page.addInitScript(() => { window.print = () => { window.__printed = (window.__printed || 0) + 1; }; });
+  await signIn(page, "alice");
+  await openThread(page, "subject:roadmap", "Q4 roadmap review");
+  // Every message open: three more that print must leave out.
+  await openAll(page);
+  const n = await page.locator("#reader-body article.msg:not(.folded)").count();
+  assert(n >= 3, `the thread's messages open (${n})`);
+  const last = lastMsg(page);
+  await last.getByRole("button", { name: "More" }).click();
+  await page.getByRole("menuitem", { name: "Print" }).click();
+  assert(await page.evaluate(() => window.__printed) === 1, "the browser's print was asked for");
+  await page.emulateMedia({ media: "print" });
+  const visible = await page.evaluate(() => [...document.querySelectorAll("#reader-body article.msg")].filter((m) => m.offsetParent !== null).length);
+  assert(visible === 1, `one message printed (${visible})`);
+  assert(await last.isVisible(), "the chosen message is the one");
+  for (const sel of ["#folders-pane", "#list-pane", "#top", "#reader-actions"]) assert(!(await page.isVisible(sel)), `${sel} not printed`);
+  const head = await last.locator("header").innerText();
+  assert(/Carol/.test(head) && /To:/.test(head) && /Subject:.*Q4 roadmap review/.test(head), `headers printed: ${head}`);
+  assert(!(await last.getByRole("toolbar").isVisible()), "the message's buttons are not printed");
+  await page.context().close();
+});
+
+test("show original shows the raw source and downloads it as .eml", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await openThread(page, "subject:lunch", "Lunch on Thursday?");
+  await lastMsg(page).getByRole("button", { name: "More" }).click();
+  await page.getByRole("menuitem", { name: "Show original" }).click();
+  const dlg = page.getByRole("dialog", { name: "Show original" });
+  await dlg.waitFor();
+  const src = dlg.locator("pre");
+  await until(async () => /^Message-ID:/im.test(await src.innerText()), "the source painted");
+  const text = await src.innerText();
+  assert(/^Subject: Re: Lunch on Thursday\?/m.test(text) && /^From: /m.test(text) && /^MIME-Version: 1.0/m.test(text), `raw headers: ${text.slice(0, 400)}`);
+  assert(/Yes please, the more the merrier\./.test(text), "the raw body");
+  const href = await dlg.getByRole("link", { name: "Download" }).getAttribute("href");
+  assert(/^\/api\/blob\/[^/]+\/[^/]+\/Re_%20Lunch%20on%20Thursday_\.eml\?accept=message%2Frfc822$/.test(href), href);
+  const r = await page.request.get(stack.url + href);
+  assert(r.status() === 200 && /^attachment; filename=/.test(r.headers()["content-disposition"]), `downloads: ${r.status()} ${r.headers()["content-disposition"]}`);
+  assert((await r.text()).includes("the more the merrier"), "the .eml is the message");
+  await page.keyboard.press("Escape");
+  await until(async () => !(await dlg.isVisible()), "Esc closes it");
+  await page.context().close();
+});
+
+test("an image attachment previews: a thumbnail, then the viewer; a PDF is a download", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await openThread(page, "subject:screenshot", "Screenshot of the login bug");
+  const msg = page.locator("#reader-body article.msg").first();
+  await unfold(msg);
+  const thumb = page.locator("#reader-body .attachments img.thumb").first();
+  await until(() => thumb.evaluate((i) => i.complete && i.naturalWidth === 48), "the thumbnail loaded");
+  assert(/inline=1$/.test(await thumb.getAttribute("src")), "the thumbnail comes inline from /api/blob");
+  await page.getByRole("button", { name: "Preview login-bug.png" }).click();
+  const dlg = page.getByRole("dialog", { name: "login-bug.png" });
+  await dlg.waitFor();
+  const img = dlg.getByRole("img", { name: "login-bug.png" });
+  await until(() => img.evaluate((i) => i.complete && i.naturalWidth === 48), "the viewer's image loaded");
+  const r = await page.request.get(stack.url + await img.getAttribute("src"));
+  assert(r.headers()["content-type"] === "image/png" && /^inline/.test(r.headers()["content-disposition"]) &&
+    /sandbox/.test(r.headers()["content-security-policy"] || ""), `served inline, sandboxed: ${JSON.stringify(r.headers())}`);
+  await dlg.getByRole("button", { name: "Close" }).click();
+  // The PDF: no frame, no viewer; a download.
+  await openThread(page, "subject:roadmap", "Q4 roadmap review");
+  await openAll(page);
+  const pdf = page.locator("#reader-body .attachments a.att-open", { hasText: "q4-roadmap.pdf" });
+  await pdf.waitFor();
+  assert(await pdf.getAttribute("download") === "q4-roadmap.pdf", "the PDF is a download");
+  assert(await page.locator("#reader-body iframe:not(.mailframe), #reader-body embed, #reader-body object").count() === 0, "nothing embeds it");
+  await page.context().close();
+});
+
+test("the reader's toolbar stays in view when the thread scrolls", async () => {
+  const page = await newPage({ width: 1280, height: 500 });
+  await signIn(page, "alice");
+  await openThread(page, "subject:roadmap", "Q4 roadmap review");
+  await openAll(page);
+  await page.evaluate(() => { document.querySelector("#reader-pane").scrollTop = 10000; });
+  const bar = await page.locator("#reader-actions").boundingBox();
+  const pane = await page.locator("#reader-pane").boundingBox();
+  assert(await page.evaluate(() => document.querySelector("#reader-pane").scrollTop) > 100, "the thread scrolled");
+  assert(bar && Math.abs(bar.y - pane.y) < 2, `the toolbar is at the top of the pane (${bar && bar.y} vs ${pane.y})`);
+  await page.context().close();
+});
+
+// -- it fits -----------------------------------------------------------------------
+
+// Every visible toolbar: its buttons on one line, none past its edge.
+async function toolbarsFit(page) {
+  return page.evaluate(() => [...document.querySelectorAll("[role=toolbar]")].filter((b) => b.offsetParent !== null).map((bar) => {
+    const kids = [...bar.children].filter((c) => (c.tagName === "BUTTON" || c.classList.contains("more-wrap")) && c.offsetParent !== null);
+    const tops = new Set(kids.map((c) => Math.round(c.getBoundingClientRect().top)));
+    const r = bar.getBoundingClientRect();
+    const past = kids.filter((c) => c.getBoundingClientRect().right > r.right + 0.5).map((c) => c.textContent);
+    return { bar: bar.getAttribute("aria-label"), lines: tops.size, past, scroll: bar.scrollWidth - bar.clientWidth };
+  }));
+}
+
+for (const lang of ["en", "de", "fr"]) {
+  test(`no toolbar wraps or clips at 1280×800 (${lang})`, async () => {
+    const page = await newPage();
+    await signIn(page, "bob");
+    await putSettings(page, { language: lang });
+    await page.reload();
+    await page.waitForSelector("#list .row[data-id]");
+    await row(page, "Contract draft").click();
+    await page.waitForSelector("#reader-body .msg-actions");
+    await page.waitForTimeout(300);
+    const bars = await toolbarsFit(page);
+    assert(bars.length >= 3, `the list's, the reader's and a message's toolbar: ${JSON.stringify(bars)}`);
+    const bad = bars.filter((b) => b.lines > 1 || b.past.length || b.scroll > 0);
+    assert(!bad.length, `toolbars that wrap or clip: ${JSON.stringify(bad)}`);
+    // What folded is in "More", and works from there.
+    const more = page.locator("#reader-actions .more");
+    if (await more.isVisible()) {
+      await more.click();
+      assert(await page.locator("#reader-actions [role=menuitem]").count() > 0, "More lists the folded actions");
+      await page.keyboard.press("Escape");
+    }
+    await putSettings(page, { language: "" });
+    await page.context().close();
+  });
+}
+
+test("phone: compose is one tap from the list and the reader, nothing scrolls sideways", async () => {
+  const page = await newPage({ width: 360, height: 740 });
+  await signIn(page, "alice");
+  const noSideways = async (where) => {
+    const w = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, vw: innerWidth,
+      bars: [...document.querySelectorAll("[role=toolbar], #top")].filter((b) => b.offsetParent !== null).map((b) => b.scrollWidth - b.clientWidth) }));
+    assert(w.doc <= w.vw && w.bars.every((d) => d <= 0), `${where}: no sideways scroll ${JSON.stringify(w)}`);
+  };
+  await noSideways("list");
+  const fab = page.getByRole("button", { name: "New message" }).and(page.locator("#compose-fab"));
+  assert(await fab.isVisible(), "the compose button is in view on the list");
+  await fab.click();
+  await page.waitForSelector("#composer:not([hidden])");
+  await page.getByRole("button", { name: "Discard" }).click();
+  await page.waitForSelector("#composer", { state: "hidden" });
+  await row(page, "Hello from Zürich").click();
+  await page.waitForSelector("#reader-body .msg");
+  await noSideways("reader");
+  // Every action of the reader's toolbar is in view or in its More menu.
+  const acts = await page.evaluate(() => {
+    const bar = document.querySelector("#reader-actions");
+    return [...bar.querySelectorAll(":scope > button")].filter((b) => getComputedStyle(b).display !== "none" || b.classList.contains("folded"))
+      .map((b) => ({ name: b.textContent.trim(), shown: b.offsetParent !== null, folded: b.classList.contains("folded"),
+        inView: b.getBoundingClientRect().right <= innerWidth }));
+  });
+  assert(acts.length >= 7 && acts.every((a) => (a.shown && a.inView) || a.folded), `actions reachable: ${JSON.stringify(acts)}`);
+  if (acts.some((a) => a.folded)) {
+    await page.locator("#reader-actions .more").click();
+    const items = await page.locator("#reader-actions [role=menuitem]").allInnerTexts();
+    assert(items.length === acts.filter((a) => a.folded).length, `More holds the folded ones: ${items}`);
+    const box = await page.locator("#reader-actions .menu").boundingBox();
+    assert(box.x >= 0 && box.x + box.width <= 360, `the menu is in view: ${JSON.stringify(box)}`);
+    await page.keyboard.press("Escape");
+  }
+  assert(await fab.isVisible(), "the compose button is in view in the reader");
+  await fab.click();
+  await page.waitForSelector("#composer:not([hidden])");
+  await page.context().close();
+});
+
+// -- accessible ---------------------------------------------------------------------
+
+async function axe(page, what) {
+  await page.evaluate(AXE);
+  const r = await page.evaluate(async () => {
+    const res = await window.axe.run(document, { iframes: false, resultTypes: ["violations"] });
+    return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => `${n.target.join(" ")}: ${n.failureSummary}`) }));
+  });
+  assert(!r.length, `${what}: ${JSON.stringify(r, null, 1)}`);
+}
+
+for (const scheme of ["light", "dark"]) {
+  test(`axe-core: no serious or critical finding on sign-in, inbox, reader, composer, settings (${scheme})`, async () => {
+    const page = await newPage({ width: 1280, height: 800 }, { colorScheme: scheme });
+    await page.goto(stack.url + "/");
+    await page.waitForSelector("#signin-form input[name=username]");
+    await axe(page, "sign-in");
+    await signIn(page, "alice");
+    await axe(page, "inbox");
+    await row(page, "Hello from Zürich").click();
+    await page.waitForSelector("#reader-body .msg");
+    await axe(page, "reader");
+    await page.getByRole("button", { name: "New message" }).first().click();
+    await page.waitForSelector("#composer:not([hidden])");
+    await axe(page, "composer");
+    await page.getByRole("button", { name: "Discard" }).click();
+    await page.getByRole("button", { name: "Settings" }).click();
+    await page.waitForSelector("#settings[open]");
+    await axe(page, "settings");
+    await page.context().close();
+  }, { skip: AXE ? false : "axe-core is not installed (npm ci)" });
+}
+
+await run();
