@@ -53,6 +53,7 @@ static const char sql_expired[] =
     "DELETE FROM push_accounts WHERE mode = 'subscription' AND expires < ?1";
 
 static void acct_poll_start(struct acct *a);
+static void acct_poll_sooner(struct acct *a);
 static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
     unsigned got, int quiet_first);
 static void acct_check_tabs(struct acct *a, int revoke);
@@ -861,6 +862,8 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 	a->tabs = t;
 	a->ntabs++;
 	acct_dirty(a);
+	if (t->visible && a->nvisible++ == 0)
+		acct_poll_sooner(a);
 	/* Neither the account's calls nor a recent record vouch for it: its
 	 * own credentials are asked (the account's first call asks its first
 	 * tab's). */
@@ -891,6 +894,8 @@ void acct_detach(struct tab *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	/* t->next stays: a fan-out walking the list goes on from here. */
+	if (t->visible)
+		a->nvisible--;
 	if (--a->ntabs == 0 && (a->sub_state == SUB_PENDING ||
 	    a->sub_state == SUB_VERIFIED) && !a->pd->stopping) {
 		/* A subscription outlives the tabs for push_idle (with the
@@ -912,6 +917,27 @@ void acct_detach(struct tab *t)
 		acct_end(a);
 	else
 		acct_dirty(a);
+}
+
+int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
+{
+	struct acct *a = acct_find(pd, s->account);
+	struct tab *t;
+	int n = 0;
+
+	for (t = a ? a->tabs : NULL; t; t = t->next) {
+		if (t->dead || strcmp(t->sess_id, s->id))
+			continue;
+		n++;
+		if (t->visible == !!visible)
+			continue;
+		t->visible = !!visible;
+		if (!visible)
+			a->nvisible--;
+		else if (a->nvisible++ == 0)
+			acct_poll_sooner(a);
+	}
+	return n;
 }
 
 void acct_shutdown(struct pushd *pd)
@@ -1073,10 +1099,35 @@ static char *poll_body(const struct acct *a)
 
 static void acct_poll_done(struct mc_job *job, CURLcode rc, long status);
 
+/* The poll interval: push_poll_visible while a tab of the account is in
+ * view (the app says so with visible=1), else push_poll_interval. */
+static uint64_t acct_poll_ms(const struct acct *a)
+{
+	const struct cfg *c = &a->pd->app.cfg;
+
+	return (uint64_t)(a->nvisible ? c->push_poll_visible :
+	    c->push_poll_interval) * 1000;
+}
+
+/* The next poll, one interval after the last one began (not ended), so
+ * that a change waits at most the interval plus one poll's answer; an
+ * upstream slower than the interval still gets POLL_REST_MS between two. */
+#define POLL_REST_MS 1000
 static void acct_poll_again(struct acct *a)
 {
+	uint64_t iv = acct_poll_ms(a), since = a->pd->ev.now - a->poll_started;
+
 	ev_timer_set(&a->pd->ev, &a->poll_timer,
-	    (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
+	    since + POLL_REST_MS < iv ? iv - since : POLL_REST_MS);
+}
+
+/* A tab came into view: a poll waiting longer than the visible interval
+ * is brought forward (one in flight reschedules itself when it ends). */
+static void acct_poll_sooner(struct acct *a)
+{
+	if (a->mode == ACCT_POLL && ev_timer_armed(&a->poll_timer) &&
+	    a->job.easy == NULL)
+		acct_poll_again(a);
 }
 
 static void acct_poll_start(struct acct *a)
@@ -1087,6 +1138,7 @@ static void acct_poll_start(struct acct *a)
 	free(body);
 	a->job.done = acct_poll_done;
 	a->poll_again = 0;
+	a->poll_started = a->pd->ev.now;
 	buf_reset(&a->resp);
 	if (e == NULL)
 		log_err("pushd: cannot set up a poll");

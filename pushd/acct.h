@@ -56,6 +56,8 @@ struct acct {
 	unsigned ring_n, ring_head;      /* entries held; next slot */
 	uint64_t last_id;                /* the newest event id (or mark) */
 	struct ev_timer poll_timer;
+	uint64_t poll_started;           /* ev_now() when the last poll began */
+	unsigned nvisible;               /* tabs in view: polls come faster */
 	struct mc_job job;               /* the poll in flight */
 	struct buf resp;
 	/* Relay mode: the upstream EventSource and its reader. */
@@ -96,6 +98,10 @@ extern const char *const acct_type_names[ACCT_NTYPES];
 int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t);
 /* Removes t; the account ends with its last tab. */
 void acct_detach(struct tab *t);
+/* Marks the streams of session s in view or not (POST /api/events): an
+ * account with one in view polls every push_poll_visible. Returns how
+ * many streams the session has open (0: none, nothing changed). */
+int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
 /* Sends t the events after last_event_id (a header value, or NULL) that
  * the ring still holds, or a resync event when it cannot know what t
  * missed. */

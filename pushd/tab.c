@@ -23,6 +23,7 @@ struct tab_opts {
 	unsigned types;
 	int closeafter;
 	long ping;
+	int visible;
 };
 
 /* types: "*" or a comma list of type names; names pushd does not report
@@ -82,6 +83,12 @@ static int parse_opt(struct tab_opts *o, const char *k, size_t kn,
 	}
 	if (kn == 4 && !memcmp(k, "ping", 4))
 		return parse_ping(v, &o->ping);
+	if (kn == 7 && !memcmp(k, "visible", 7)) {
+		if (strcmp(v, "1") && strcmp(v, "0") && *v)
+			return -1;
+		o->visible = !strcmp(v, "1");
+		return 0;
+	}
 	return 0;   /* other parameters (cache busters) are ignored */
 }
 
@@ -92,7 +99,7 @@ static int parse_query(const char *q, struct tab_opts *o)
 	const char *eq;
 	size_t n;
 
-	*o = (struct tab_opts){ ACCT_ALL, 0, TAB_PING_MAX };
+	*o = (struct tab_opts){ ACCT_ALL, 0, TAB_PING_MAX, 0 };
 	while (*q) {
 		n = strcspn(q, "&");
 		eq = memchr(q, '=', n);
@@ -196,7 +203,7 @@ void tab_handle(struct req *r)
 	}
 	if (parse_query(r->query, &o) == -1) {
 		req_error(r, 400, "bad_request",
-		    "types, closeafter or ping is not valid.");
+		    "types, closeafter, ping or visible is not valid.");
 		return;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -205,6 +212,7 @@ void tab_handle(struct req *r)
 	t->types = (uint8_t)o.types;
 	t->closeafter = (uint8_t)o.closeafter;
 	t->ping_s = (uint8_t)o.ping;
+	t->visible = (uint8_t)o.visible;
 	memcpy(t->sess_id, r->sess->id, sizeof(t->sess_id));
 	ev_timer_init(&t->ping, tab_on_ping);
 	if (acct_attach(pd, r->sess, t) == -1) {

@@ -32,6 +32,8 @@ struct tab {
 	uint8_t dead;
 	uint8_t acct_creds;         /* its session's credentials are the ones
 	                               its account calls the mail server with */
+	uint8_t visible;            /* a page of the browser is in view
+	                               (visible=1): its account polls faster */
 };
 
 /* GET /api/events (a route handler: r->sess is set). */

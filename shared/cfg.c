@@ -58,6 +58,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices },
 	{ "push_mode", T_STR, O(push_mode), 0, 0, push_choices },
 	{ "push_poll_interval", T_DURATION, O(push_poll_interval), 1, DAY, NULL },
+	{ "push_poll_visible", T_DURATION, O(push_poll_visible), 1, DAY, NULL },
 	{ "push_public_url", T_URL, O(push_public_url), 0, 0, NULL },
 	{ "push_idle", T_DURATION, O(push_idle), 1, 7 * DAY, NULL },
 	{ "push_verify_timeout", T_DURATION, O(push_verify_timeout), 1, DAY, NULL },
@@ -107,6 +108,7 @@ void cfg_defaults(struct cfg *c)
 	c->log_level = LOG_INFO;
 	c->push_mode = xstrdup("auto");
 	c->push_poll_interval = 30;
+	c->push_poll_visible = 5;
 	c->push_idle = 600;
 	c->push_verify_timeout = 180;
 	c->push_expiry = 7 * DAY;

@@ -49,6 +49,7 @@ struct cfg {
 	int log_level;              /* enum log_level */
 	char *push_mode;            /* auto | subscription | relay | poll | off */
 	long push_poll_interval;    /* seconds */
+	long push_poll_visible;     /* seconds, while a tab is visible */
 	char *push_public_url;      /* https origin the JMAP server calls back */
 	long push_idle;             /* a subscription kept this long without tabs */
 	long push_verify_timeout;   /* a subscription's verification awaited */
