@@ -74,8 +74,11 @@ export const USERS = { alice: "alice-demo-pass", bob: "bob-demo-pass", carol: "c
 export const metrics = {};
 // Every text a toast or the sending bar showed, in every page.
 export const toasts = [];
-export async function newPage(viewport = { width: 1280, height: 800 }) {
-  const ctx = await browser.newContext({ viewport, locale: "en-US", timezoneId: "UTC" });
+// options go to the browser context: { bypassCSP: true } makes Chromium
+// ignore every Content-Security-Policy (CDP Page.setBypassCSP), as a web
+// server that drops the headers would.
+export async function newPage(viewport = { width: 1280, height: 800 }, options = {}) {
+  const ctx = await browser.newContext({ viewport, locale: "en-US", timezoneId: "UTC", ...options });
   // What the toasts say, as they say it (toasts).
   await ctx.exposeBinding("__posternToast", (src, text) => toasts.push(text));
   await ctx.addInitScript(() => addEventListener("DOMContentLoaded", () => {

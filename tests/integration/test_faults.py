@@ -268,6 +268,10 @@ class Suite:
         c = self.signed_in()
         tabs = self.tabs(c, 5)
         self.t.ok(all(s.status == 200 for s in tabs), f"pushd {label}: tabs open")
+        # The first poll's answer is the baseline: a change before it is
+        # not news, and a first poll the fault stops is none.
+        self.t.ok(wait_for(lambda: self.push_account("state"), 10 * SLOW),
+                  f"pushd {label}: the account's states are known")
         for mode in UPSTREAM_MODES:
             if label == "relay":
                 tabs = self.relaying(c, tabs, mode)
@@ -304,7 +308,8 @@ class Suite:
         self.s.stop_pushd()
         self.s.start_pushd()
         tabs = self.tabs(c, 5)
-        up = wait_for(lambda: self.push_account() == "relay", 10 * SLOW)
+        up = wait_for(lambda: self.push_account() == "relay" and
+                      self.push_account("state"), 10 * SLOW)
         self.t.ok(up and all(s.status == 200 for s in tabs),
                   f"pushd relay, upstream {mode}: relaying before the fault",
                   self.push_account())
@@ -314,6 +319,8 @@ class Suite:
         self.fault("/jmap/eventsource", mode)
         self.fault("/jmap/$", mode)
         self.up.control("drop-streams", {})
+        # Into the fault (pushd's reconnects and polls meet it) before the
+        # checks; not a synchronisation: they hold at any moment of it.
         time.sleep(TIMEOUT + 1)
         ping = tabs[0].wait(lambda e: e.get("event") == "ping", 12)
         self.t.ok(ping is not None, f"pushd {label}, upstream {mode}: tabs still "
@@ -638,10 +645,18 @@ class Suite:
                 if r.status != 200:
                     cuts.append(r.body[:200])
                     return
+        aid = self.up.accounts[ALICE]
+
+        def in_flight():
+            return self.up.control("stats")["inFlight"].get(aid, 0) > 0
         th = threading.Thread(target=slow_requests)
         self.up.control("config", {"apiDelay": 0.2})
         th.start()
-        time.sleep(0.5)
+        # SIGUSR1 while a request is with the mail server (apiDelay holds
+        # each for 0.2 s): lighttpd has taken it and must finish it. A
+        # request not yet taken would wait out the graceful restart.
+        busy = wait_for(in_flight, 10 * SLOW, 0.02)
+        first = len(results)
         pid = self.s.lighttpd.pid
         t_reload = time.monotonic()
         os.kill(pid, signal.SIGUSR1)
@@ -650,9 +665,11 @@ class Suite:
         # lighttpd 1.4.69 accepts nothing until its graceful restart is
         # over (30-60 s here): a request sent meanwhile waits, and
         # the client may give up; it never gets a wrong answer.
-        self.t.ok(results and results[0] == 200 and set(results) <= {200, "cut"},
+        self.t.ok(busy and len(results) > first and results[first] == 200 and
+                  set(results) <= {200, "cut"},
                   "lighttpd reload: requests in flight succeed; none gets a wrong "
-                  "answer", f"{results} {cuts}")
+                  "answer", f"{results} {cuts}; in flight at the reload: "
+                  f"{'number ' + str(first + 1) if busy else 'none'}")
         self.t.eq(self.s.lighttpd.poll(), None, "lighttpd reload: lighttpd still runs")
         ended = sum(1 for s in tabs if s.wait_closed(30))
         self.t.eq(ended, len(tabs), "lighttpd reload: the old streams end (not left hanging)")

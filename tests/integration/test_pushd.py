@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
-from stack import SLOW, Stack  # noqa: E402
+from stack import Stack  # noqa: E402
 from tap import Tap  # noqa: E402
 import demo_mail  # noqa: E402
 
@@ -455,16 +455,18 @@ class PushSuite:
     def streaming(self):
         """HTTP/1.1 as browsers use it (chunked), and nothing held back by
         lighttpd: the first ping of a ping=5 stream arrives 5 s after it
-        opened, not later."""
+        opened, before a second one would be due: a buffering server
+        shows a ping only with later ones, if at all, while a busy machine
+        would have to hold it back another 5 s."""
         t = self.t
         bob = self.signed_in(BOB)
-        started = time.monotonic()
         st = Stream(self.s.port, bob.cookie, "types=*&ping=5", http11=True)
+        opened = time.monotonic()      # pushd's ping timer runs from its answer
         t.ok(st.status == 200 and st.chunked is not None, "HTTP/1.1: a chunked stream",
              st.headers)
         ev = st.wait(lambda ev: ev.get("event") == "ping", 10)
-        took = time.monotonic() - started
-        t.ok(ev is not None and 4.5 <= took <= 5 + 2 * SLOW, "the ping arrives on time (streamed, "
+        took = time.monotonic() - opened
+        t.ok(ev is not None and 4.5 <= took < 10, "the ping arrives on time (streamed, "
              "not buffered)", (ev, took))
         t.ok(ev is not None and json.loads(ev["data"]).get("interval") == 5000,
              "ping data: the interval in milliseconds", ev)
@@ -518,8 +520,10 @@ class PushSuite:
         e2 = a.wait(is_state, INTERVAL + MARGIN)
         t.ok(e2 is not None and int(e2["id"]) > int(e1["id"]), "event ids increase",
              (e1, e2))
-        t.ok(a.wait(lambda ev: ev.get("event") == "ping" and ev.get("id"), 8) is not None,
-             "ping=5: a ping with an id within its interval")
+        # 5 s after the last event (pings mark idle time), and what a
+        # loaded machine may add.
+        ping = a.wait(lambda ev: ev.get("event") == "ping" and ev.get("id"), 5 + MARGIN)
+        t.ok(ping is not None, "ping=5: a ping with an id within its interval")
         return alice, a, e1, e2
 
     def replay(self, alice, e1, e2):

@@ -167,9 +167,7 @@ class Suite:
         stats = up.control("stats")
         t.eq(stats.get("eventSource", {}).get(up.accounts[ALICE]), 1,
              f"still one upstream EventSource for {TABS} tabs")
-        # The relay's baseline poll has run (the check is timing-free:
-        # a change now must reach everyone either way).
-        time.sleep(1.5)
+        t.ok(self.baselined(alice), "the relay's first poll has the account's states")
         st = up.control("deliver", {"account": ALICE, "subject": "one change"})["states"]
         aid = up.accounts[ALICE]
 
@@ -238,8 +236,8 @@ class Suite:
         bid = up.accounts[BOB]
         st = Stream(self.s.port, bob.cookie, "types=*&closeafter=state&ping=5")
         self.streams.append(st)
-        t.ok(wait_for(lambda: up.streams(BOB) == 1, 10), "bob is relayed")
-        time.sleep(1.5)
+        t.ok(wait_for(lambda: up.streams(BOB) == 1, 10) and self.baselined(bob),
+             "bob is relayed")
         ev = up.control("deliver", {"account": BOB, "subject": "close after"})["states"]
         got = st.wait(lambda e: is_state(e) and
                       changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN)
@@ -252,14 +250,21 @@ class Suite:
         t.eq(st2.status, 200, "and pushd serves on")
         st2.close()
 
-    def acct_mode(self, client):
-        """The push_accounts mode of the account a client is signed in to
-        (None when it has none)."""
+    def acct_mode(self, client, column="mode"):
+        """The push_accounts mode (or state) of the account a client is
+        signed in to (None when it has none)."""
         sid = client.cookie.split(".")[0]
         with sqlite3.connect(self.s.state_db, timeout=5) as db:
-            row = db.execute("SELECT p.mode FROM push_accounts p JOIN sessions s"
+            row = db.execute(f"SELECT p.{column} FROM push_accounts p JOIN sessions s"
                              " ON p.account = s.account WHERE s.id = ?", (sid,)).fetchone()
         return row[0] if row else None
+
+    def baselined(self, client):
+        """Waits until pushd knows the states of the client's account: its
+        first poll (in relay mode, the one when the stream's head arrives)
+        is the baseline, and a change made before it answered would be
+        part of it, not news. Whether it did."""
+        return wait_for(lambda: self.acct_mode(client, "state"), 10 + MARGIN)
 
     def fallback(self):
         """The upstream refuses its event stream on every reconnect: after
@@ -281,7 +286,7 @@ class Suite:
              "three refused reconnects: the account is polled", self.acct_mode(bob))
         t.ok(not st.closed and up.streams(BOB) == 0,
              "with the tab still open and no upstream stream")
-        time.sleep(1.5)
+        self.baselined(bob)
         ev = up.control("deliver", {"account": BOB, "subject": "fell back"})["states"]
         t.ok(st.wait(lambda e: is_state(e) and
                      changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),
@@ -293,7 +298,6 @@ class Suite:
         t.ok(wait_for(lambda: self.acct_mode(bob) == "relay" and up.streams(BOB) == 1,
                       16 + MARGIN),
              "the stream works again: the account is relayed again", self.acct_mode(bob))
-        time.sleep(1.5)
         ev = up.control("deliver", {"account": BOB, "subject": "relayed again"})["states"]
         t.ok(st.wait(lambda e: is_state(e) and
                      changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),
@@ -384,7 +388,11 @@ class Suite:
                              "url": PUBLIC + "/api/push/" + "L" * 43}}}, "s"]])
         leftover = r[0][1].get("created", {}).get("l", {}).get("id")
         t.ok(leftover, "a leftover of ours exists first", r)
-        time.sleep(3)   # its verification attempt (refused) passes
+        # Its verification attempt (refused: pushd does not know its
+        # token) is over before pushd's own subscription comes.
+        t.ok(wait_for(lambda: [e for e in up.control("push-log")
+                               if e["subscription"] == leftover], 10 + MARGIN),
+             "the leftover's verification was attempted", up.control("push-log"))
         alice = self.signed_in(ALICE)
         aid = up.accounts[ALICE]
         tabs = [Stream(self.s.port, alice.cookie, QUERY) for _ in range(5)]
@@ -587,8 +595,8 @@ class Suite:
         if st is None:
             return
         self.streams.append(st)
-        t.ok(wait_for(lambda: self.mode().get("poll") == 1, 10), "it is polled", self.mode())
-        time.sleep(1.5)
+        t.ok(wait_for(lambda: self.mode().get("poll") == 1, 10) and self.baselined(bob),
+             "it is polled", self.mode())
         ev = up.control("deliver", {"account": BOB, "subject": "polled"})["states"]
         t.ok(st.wait(lambda e: is_state(e) and
                      changed(e).get(bid, {}).get("Email") == ev["Email"], MARGIN),

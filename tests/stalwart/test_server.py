@@ -419,8 +419,13 @@ def t_eventsource(c, srv, acct, bob_acct):
        "stats count open EventSource streams per account", c.control("stats")["eventSource"])
     time.sleep(0.3)
     eq(nop.raw + ping1.raw + ping3.raw, "", "nothing is sent at connect")
+    # Bounds on the server's timers are taken from before the change that
+    # starts them: a frame is sent after that and seen later still, while
+    # the gap between two frames as seen here jitters on a busy machine.
+    bob_change = time.monotonic() - ping3.t0
     c.control("deliver", {"account": BOB[0]})
     ok(wait_for(lambda: ping3.events("state"), 1), "bob's Mailbox stream gets a state event")
+    m0 = time.monotonic() - nop.t0
     states = [c.control("deliver", {"account": ALICE[0], "subject": "m0"})["states"]]
     ok(wait_for(lambda: nop.events("state"), 1.0), "a change arrives at once when idle")
     t_first = time.monotonic()
@@ -435,9 +440,11 @@ def t_eventsource(c, srv, acct, bob_acct):
     else:  # a very slow machine: the burst itself outlasted the throttle
         ok(2 <= len(ev) <= 2 + math.ceil(t_burst / COALESCE),
            "changes -> at most one state event per throttle interval", len(ev))
-    ok(len(ev) == 2 and ev[1][0] - ev[0][0] >= COALESCE - 0.05,
+    # Two events, or more when a slow machine stretched the burst past the
+    # throttle: the second one waited for it either way.
+    ok(len(ev) >= 2 and ev[1][0] >= m0 + COALESCE,
        "the second event waits for the throttle interval",
-       [round(e[0], 3) for e in ev])
+       (round(m0, 3), [round(e[0], 3) for e in ev]))
     eq(ev[-1][2], {"@type": "StateChange", "changed": {acct: states[-1]}},
        "the last event carries the latest state of every changed type")
     frame = ev[0][3]
@@ -453,9 +460,9 @@ def t_eventsource(c, srv, acct, bob_acct):
        "after connect", p1[:1])
     eq(p3[0][2] if p3 else None, {"interval": 2000}, "ping=2 -> interval 2000 ms")
     s3 = ping3.events("state")
-    ok(p3 and s3 and p3[0][0] >= s3[0][0] + 1.95,
+    ok(p3 and s3 and p3[0][0] >= bob_change + 2,
        "a state event postpones the next ping by one interval (pings mark idle time)",
-       (s3[:1], p3[:1]))
+       (round(bob_change, 3), s3[:1], p3[:1]))
     ok(p1 and p1[0][3] == 'event: ping\ndata: {"interval": 1500}', "ping frame format",
        p1[:1])
     eq(nop.events("ping"), [], "ping=0 -> no pings")
@@ -614,14 +621,20 @@ def t_verification(c, rec, acct):
        and h.get("Urgency") == "normal" and "Authorization" not in h,
        "StateChange POST: application/json, TTL: 86400, Urgency: normal, no auth", h)
     rec.clear()
+    burst = time.monotonic()
     last = [c.control("deliver", {"account": ALICE[0]})["states"] for _ in range(5)][-1]
-    time.sleep(COALESCE * 2 + 0.3)
+    # Until the latest states arrive (the last push): every push is in.
+    wait_for(lambda: [p for p in rec.got("/ok/b", "StateChange")
+                      if p["body"]["changed"][acct] == last], COALESCE * 2 + 2)
     sc = rec.got("/ok/b", "StateChange")
     ok(1 <= len(sc) <= 2 and sc[-1]["body"]["changed"][acct] == last,
        "push deliveries are coalesced; the last carries the latest states",
        [p["body"] for p in sc])
-    ok(len(sc) < 2 or sc[1]["t"] - sc[0]["t"] >= COALESCE - 0.05,
-       "coalesced deliveries are at least the throttle apart")
+    # The second is sent a throttle after the first, which is sent after
+    # the burst began (see t_eventsource).
+    ok(len(sc) < 2 or sc[1]["t"] >= burst + COALESCE,
+       "coalesced deliveries are at least the throttle apart",
+       [round(p["t"] - burst, 3) for p in sc])
     eq(rec.got("/ok/a", "StateChange"), [], "the unverified subscription never gets StateChange")
     st = c.control("stats")["push"]
     ok(st[b]["sent"] >= 2 and st[b]["verified"] and st[a]["sent"] == 0,
@@ -681,9 +694,14 @@ def t_retry(c, rec, acct):
     time.sleep(RETRY_DELAY * 3)
     sc = rec.got("/fail", "StateChange")
     eq(len(sc), want, "retried 3 times after the first failure, then dropped")
-    gaps = [round(b["t"] - a["t"], 3) for a, b in zip(sc, sc[1:])]
-    ok(sc and sc[0]["t"] - t0 < COALESCE and all(g >= RETRY_DELAY - 0.05 for g in gaps),
-       "retries are retry-delay apart", gaps)
+    # The k-th retry is sent k retry delays after the first attempt at the
+    # earliest, and arrives later still: measured from before the change,
+    # that holds however late each POST is seen here, where the gaps
+    # between arrivals jitter on a busy machine (one seen late makes the
+    # next gap short).
+    after = [round(p["t"] - t0, 3) for p in sc]
+    ok(sc and after[0] < COALESCE and all(a >= k * RETRY_DELAY for k, a in enumerate(after)),
+       "retries are retry-delay apart", after)
     ok(all(set(p["body"]["changed"][acct]) == {"Email"} for p in sc),
        "a subscription's types filter the StateChange", [p["body"] for p in sc])
     st = c.control("stats")["push"][sid]
@@ -701,9 +719,12 @@ def t_loopback_only(c, rec, acct):
                  )["created"]["e"]["id"]
     ok(wait_for(lambda: c.control("push-log"), VERIFY_DELAY + 2), "a verification is attempted")
     log = c.control("push-log")
+    # Nothing for it reached the receiver (a retry of the test before,
+    # sent just before its reset, may still arrive here on a busy machine).
+    sent = [p for p in rec.posts if (p["body"] or {}).get("pushSubscriptionId") == sid]
     ok(len(log) == 1 and log[0]["target"] is None and log[0]["error"].startswith("refused")
-       and log[0]["subscription"] == sid and rec.posts == [],
-       "a push to a non-loopback host is refused, never sent", log)
+       and log[0]["subscription"] == sid and not sent,
+       "a push to a non-loopback host is refused, never sent", (log, rec.posts))
     rsid = create(c, {"r": {"deviceClientId": "d", "url": "https://routed.example.test/api/push/t0k"}},
                   auth=BOB)["created"]["r"]["id"]
     ok(wait_for(lambda: rec.got("/routed"), VERIFY_DELAY + 2), "--push-route delivers to loopback")

@@ -9,6 +9,11 @@ import { t, longDate, size, addresses } from "../i18n.js";
 import { blobUrl } from "../api.js";
 import { state, bodyText } from "../store.js";
 import * as mailstyle from "./mailstyle.js";
+import { cleanAttr } from "../cssattr.js";
+
+const FOREIGN = new Set(["http://www.w3.org/2000/svg", "http://www.w3.org/1998/Math/MathML"]);
+// Attributes with rules of their own above: not read as CSS.
+const OWN_RULE = new Set(["style", "src", "href", "xlink:href", "data-pstyle", "data-blocked"]);
 
 // Sanitise and rewrite a mail's HTML. Returns {html, blocked, css}: the
 // mail's <style> sheets and style attributes (as data-pstyle) cleaned, to
@@ -51,6 +56,17 @@ export function cleanHtml(e, html, showImages) {
       const css = mailstyle.cleanCss(node.getAttribute("style"), imageUrl);
       node.removeAttribute("style");
       if (css) node.setAttribute("data-pstyle", css);
+    }
+    // In SVG and MathML any attribute may be read as CSS (presentation
+    // attributes such as fill or mask, animation values): a url() in one
+    // follows the rule for the mail's CSS, or the attribute goes.
+    if (FOREIGN.has(node.namespaceURI)) {
+      for (const at of [...node.attributes]) {
+        if (OWN_RULE.has(at.name.toLowerCase())) continue;
+        const v = cleanAttr(at.name, at.value, imageUrl);
+        if (v === null) node.removeAttributeNode(at);
+        else if (v !== at.value) at.value = v;
+      }
     }
     if (node.tagName === "A") { node.setAttribute("target", "_blank"); node.setAttribute("rel", "noopener noreferrer"); }
   });
