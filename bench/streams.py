@@ -324,8 +324,11 @@ def measure(ns, builddir, floor_hello=False, floor_only=False):
     floor_bin = os.path.join(root, "ssefloor")
     subprocess.run(["cc", "-O2", "-o", floor_bin, os.path.join(HERE, "ssefloor.c")],
                    check=True)
+    # Every stream is one session's, from one address: no caps.
     stack = Stack(root, conf_extra={"push_mode": "poll", "push_poll_interval": "1s",
-                                       "log_level": "warning"})
+                                       "log_level": "warning",
+                                       "push_streams_per_session": "0",
+                                       "push_streams_per_ip": "0"})
     floor = None
     results = []
     login = "alice@example.test"
