@@ -33,6 +33,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL },
 	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL },
 	{ "upstream_timeout", T_DURATION, O(upstream_timeout), 1, 3600, NULL },
+	{ "login_timeout", T_DURATION, O(login_timeout), 1, 300, NULL },
 	{ "state_db", T_STR, O(state_db), 0, 0, NULL },
 	{ "secret_file", T_STR, O(secret_file), 0, 0, NULL },
 	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL },
@@ -44,6 +45,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL },
 	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL },
 	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL },
+	{ "login_ipv6_prefix", T_INT, O(login_ipv6_prefix), 1, 128, NULL },
 	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL },
 	{ "api_budget_window", T_DURATION, O(api_budget_window), 1, DAY, NULL },
 	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL },
@@ -87,6 +89,7 @@ void cfg_defaults(struct cfg *c)
 	c->upstream_session_path = xstrdup("/.well-known/jmap");
 	c->upstream_connect_timeout = 5;
 	c->upstream_timeout = 60;
+	c->login_timeout = 10;
 	c->state_db = xstrdup(LOCALSTATEDIR "/lib/postern/state.db");
 	c->secret_file = xstrdup(LOCALSTATEDIR "/lib/postern/secret");
 	c->session_idle = 12 * 3600;
@@ -98,6 +101,7 @@ void cfg_defaults(struct cfg *c)
 	c->login_limit_ip = 50;
 	c->login_limit_all = 1000;
 	c->login_window = 15 * 60;
+	c->login_ipv6_prefix = 64;
 	c->api_budget = 1200;
 	c->api_budget_window = 60;
 	c->max_request = 10LL << 20;

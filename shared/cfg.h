@@ -20,6 +20,7 @@ struct cfg {
 	char *upstream_ca_file;     /* extra CA bundle for the upstream, or NULL */
 	long upstream_connect_timeout;  /* seconds */
 	long upstream_timeout;          /* seconds */
+	long login_timeout;             /* seconds for a sign-in's call */
 	char *state_db;
 	char *secret_file;
 	long session_idle;          /* seconds */
@@ -29,10 +30,12 @@ struct cfg {
 	 * stands for routes that do not ask it themselves */
 	long session_recheck;
 	int cookie_secure;          /* enum cfg_secure */
-	long login_limit_user;      /* attempts per IP+username per window */
-	long login_limit_ip;        /* attempts per IP per window */
-	long login_limit_all;       /* flood ceiling: attempts per window, all IPs */
+	long login_limit_user;      /* failures per address+username per window */
+	long login_limit_ip;        /* failures per address per window */
+	long login_limit_all;       /* flood ceiling: failures per window, all
+	                               addresses (see login.c) */
 	long login_window;          /* seconds */
+	long login_ipv6_prefix;     /* an IPv6 client's address: its /N */
 	long api_budget;            /* requests per session per window, 0 = off */
 	long api_budget_window;     /* seconds */
 	long long max_request;      /* bytes of a JMAP request body */

@@ -396,3 +396,8 @@ void image_handle(struct req *r)
 		u = next;
 	}
 }
+
+const struct route image_routes[] = {
+	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET, image_handle },
+	{ NULL, NULL, 0, NULL }
+};

@@ -12,4 +12,10 @@
 
 void image_handle(struct req *r);
 
+/* The image proxy alone: the postern-image responder, a pool of its own
+ * so that senders' slow servers hold no process that serves attachments
+ * (postern-blob still answers /api/image where it runs as CGI, which
+ * has no pool to hold). */
+extern const struct route image_routes[];
+
 #endif

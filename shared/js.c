@@ -21,11 +21,15 @@ json_object *js_parse(const char *p, size_t n)
 const char *js_str(json_object *obj, const char *key)
 {
 	json_object *v;
+	const char *s;
 
 	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
 		return NULL;
-	return json_object_get_string(v);
+	/* json-c keeps a \u0000 as a NUL inside the string, where a C
+	 * string would end: "alice\u0000x" would be read as "alice". */
+	s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
 int js_bool(json_object *obj, const char *key, int dflt)
@@ -53,7 +57,7 @@ int js_check_init(struct js_check *c)
 	c->root = NULL;
 	c->state = 0;
 	c->in_str = c->esc = 0;
-	c->last = '\0';
+	c->num = 0;
 	c->u_need = 0;
 	c->tok = json_tokener_new_ex(JS_MAX_DEPTH);
 	if (c->tok == NULL)
@@ -135,32 +139,75 @@ static int utf8_byte(struct js_check *c, unsigned char b)
 	return 0;
 }
 
-/* Follows strings and UTF-8 across pieces, so that the next piece knows
- * whether it starts inside one: 0, or -1 for bytes that are not UTF-8. */
-static int track(struct js_check *c, const char *p, size_t n)
+/* Where in a number the bytes so far end, to hold numbers to RFC 8259's
+ * grammar: json-c's strict mode takes "00", "-01", "1.", "1.e5" and
+ * "-.5", and, when a number goes on in a new piece, forgets that a minus
+ * may only start it or follow its exponent ("1" then "-2" passed). */
+enum { N_NONE, N_MINUS, N_ZERO, N_INT, N_POINT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+/* The state after byte b outside a string in state s; -1 when b cannot
+ * come there. A byte that ends a number (',', ']', '}', white space) is
+ * left to json-c, as is anything outside numbers but '+' and '.'. */
+static int number_step(int s, unsigned char b)
 {
-	for (; n; p++, n--) {
-		if (utf8_byte(c, (unsigned char)*p) == -1)
-			return -1;
-		if (c->esc)
-			c->esc = 0;
-		else if (c->in_str && *p == '\\')
-			c->esc = 1;
-		else if (*p == '"')
-			c->in_str = !c->in_str;
+	int digit = b >= '0' && b <= '9', mark = b == 'e' || b == 'E';
+	int sign = b == '+' || b == '-';
+
+	switch (s) {
+	case N_NONE:
+		return b == '-' ? N_MINUS : b == '0' ? N_ZERO : digit ? N_INT :
+		    b == '+' || b == '.' ? -1 : N_NONE;
+	case N_MINUS:
+		return b == '0' ? N_ZERO : digit ? N_INT : -1;
+	case N_ZERO:
+	case N_INT:
+		if (digit)
+			return s == N_INT ? N_INT : -1;
+		return b == '.' ? N_POINT : mark ? N_E : sign ? -1 : N_NONE;
+	case N_POINT:
+		return digit ? N_FRAC : -1;
+	case N_FRAC:
+		return digit ? N_FRAC : mark ? N_E : sign || b == '.' ? -1 : N_NONE;
+	case N_E:
+		return digit ? N_EXP : sign ? N_ESIGN : -1;
+	case N_ESIGN:
+		return digit ? N_EXP : -1;
+	default:  /* N_EXP */
+		return digit ? N_EXP : sign || mark || b == '.' ? -1 : N_NONE;
 	}
-	c->last = p[-1];
-	return 0;
 }
 
-/* json-c 0.16 forgets, when a number goes on in a new piece, that a minus
- * may only start it or follow its exponent: "1" then "-2" passes as a
- * number. Outside a string, a minus right after a digit, point, sign is
- * never JSON, so such a piece is refused here. */
-static int bad_resume(const struct js_check *c, const char *p)
+/* Follows strings, numbers and UTF-8 across pieces, so that the next
+ * piece knows where it starts: 0, or -1 for bytes that are not UTF-8 or
+ * not JSON although json-c's strict mode takes them: a single quote
+ * (json-c reads 'a' as a member name), a control character inside a
+ * string (RFC 8259 wants them escaped), a number off the grammar. */
+static int track(struct js_check *c, const char *p, size_t n)
 {
-	return !c->in_str && *p == '-' && c->last != '\0' &&
-	    strchr("0123456789.+-", c->last) != NULL;
+	unsigned char b;
+	int s;
+
+	for (; n; p++, n--) {
+		b = (unsigned char)*p;
+		if (utf8_byte(c, b) == -1)
+			return -1;
+		if (c->in_str) {
+			if (b < 0x20)
+				return -1;
+			if (c->esc)
+				c->esc = 0;
+			else if (b == '\\')
+				c->esc = 1;
+			else if (b == '"')
+				c->in_str = 0;
+			continue;
+		}
+		if (b == '\'' || (s = number_step(c->num, b)) == -1)
+			return -1;
+		c->num = (unsigned char)s;
+		c->in_str = b == '"';
+	}
+	return 0;
 }
 
 int js_check_feed(struct js_check *c, const char *p, size_t n)
@@ -174,7 +221,7 @@ int js_check_feed(struct js_check *c, const char *p, size_t n)
 	}
 	if (c->state == -1 || n == 0)
 		return c->state;
-	if (n > 0x7fffffff || bad_resume(c, p) || track(c, p, n) == -1)
+	if (n > 0x7fffffff || track(c, p, n) == -1)
 		return c->state = -1;
 	c->root = json_tokener_parse_ex(c->tok, p, (int)n);
 	if (c->root != NULL) {

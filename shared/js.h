@@ -13,7 +13,9 @@
 /* Parses exactly one JSON value (white space around allowed) of n bytes.
  * Returns the new object (caller puts it) or NULL. */
 json_object *js_parse(const char *p, size_t n);
-/* The member key of obj when it is a string / bool / object, else NULL / -1. */
+/* The member key of obj when it is a string / bool / object, else NULL /
+ * dflt / NULL. A string holding a NUL (\u0000), which a C string would
+ * cut short, is NULL too. */
 const char *js_str(json_object *obj, const char *key);
 int js_bool(json_object *obj, const char *key, int dflt);
 json_object *js_obj(json_object *obj, const char *key);
@@ -24,9 +26,8 @@ struct js_check {
 	json_object *root;     /* the parsed value once complete */
 	int state;             /* 0 parsing, 1 complete, -1 bad */
 	/* Where the bytes so far end: inside a string (and after a
-	 * backslash), and the last byte (see js_check_feed). */
-	unsigned char in_str, esc;
-	char last;
+	 * backslash), or where in a number (see track in js.c). */
+	unsigned char in_str, esc, num;
 	/* UTF-8 checked here, not by json-c, across pieces: continuation
 	 * bytes still due and the range the next one must be in. */
 	unsigned char u_need, u_lo, u_hi;

@@ -1,5 +1,6 @@
 #include "login.h"
 
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +29,17 @@ static const char *const url_ours[4] = {
 	"/api/events?types={types}&closeafter={closeafter}&ping={ping}"
 };
 
+/* An attempt's rate keys: its client's address (login_client_net) and
+ * user, the address, and all clients, which hold the attempt while the
+ * mail server is asked and keep it when the answer is no; and the
+ * address's failures, counted once the answer is no. */
+enum { K_USER, K_IP, K_ALL, K_FAIL };
+#define K_HELD K_FAIL  /* the keys before K_FAIL hold an attempt */
+
 struct login {
 	const char *user, *pass;
 	int remember;
-	char keys[3][APP_KEY_HEX + 64];  /* rate keys: all, ip, ip+user */
+	struct login_attempt at;
 };
 
 int login_rewrite(const struct cfg *c, json_object *doc, const char *base,
@@ -93,46 +101,160 @@ static json_object *read_body(struct req *r, struct login *l)
 	return o;
 }
 
-/* Counts the attempt under the flood, per-IP and per-IP+user limits. */
-static int admit(struct req *r, struct login *l)
+/* Clears the bits of an IPv6 address past its first `bits`. */
+static void keep_prefix(unsigned char b[16], long bits)
 {
-	const struct cfg *c = &r->app->cfg;
-	const long limits[3] = { c->login_limit_all, c->login_limit_ip,
-	    c->login_limit_user };
-	long retry = 0, worst = 0;
-	int i, rc, limited = 0;
+	long left;
+	int i;
 
-	snprintf(l->keys[0], sizeof(l->keys[0]), "login-all");
-	snprintf(l->keys[1], sizeof(l->keys[1]), "login-ip:%s", r->ip);
-	snprintf(l->keys[2], sizeof(l->keys[2]), "login-user:%s", r->ip);
-	sess_account(r->app, l->user, l->keys[2] + strlen(l->keys[2]));
-	for (i = 0; i < 3; i++) {
-		rc = rate_hit(r->app, l->keys[i], limits[i], c->login_window,
-		    r->now, &retry);
-		if (rc == -1) {
-			serve_store_failed(r);
-			return -1;
-		}
-		if (rc == 1) {
-			limited = 1;
-			worst = retry > worst ? retry : worst;
-		}
+	for (i = 0; i < 16; i++) {
+		left = bits - 8 * i;
+		b[i] &= left >= 8 ? 0xff : left <= 0 ? 0 :
+		    (unsigned char)(0xff << (8 - left));
 	}
-	if (limited) {
-		log_info("sign-in rate limited for %s", r->ip);
-		req_rate_limited(r, worst);
-		return -1;
-	}
-	return 0;
 }
 
-/* The mail server did not answer: the attempt must not count. */
-static void refund(struct req *r, const struct login *l, int from)
+int login_client_net(const char *ip, long v6prefix, char *out, size_t n)
+{
+	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+	unsigned char b[16];
+	char text[INET6_ADDRSTRLEN] = "";
+	int v6 = 0, len;
+
+	if (inet_pton(AF_INET, ip, b) == 1)
+		inet_ntop(AF_INET, b, text, sizeof(text));
+	else if (inet_pton(AF_INET6, ip, b) == 1) {
+		if (!memcmp(b, mapped, sizeof(mapped)))
+			inet_ntop(AF_INET, b + 12, text, sizeof(text));
+		else {
+			v6 = 1;
+			keep_prefix(b, v6prefix);
+			inet_ntop(AF_INET6, b, text, sizeof(text));
+		}
+	}
+	if (v6)
+		len = snprintf(out, n, "%s/%ld", text, v6prefix);
+	else
+		len = snprintf(out, n, "%s", *text ? text : ip);
+	return len >= 0 && (size_t)len < n ? 0 : -1;
+}
+
+static void make_keys(struct app *a, struct login_attempt *t,
+    const char *ip, const char *user)
+{
+	char net[REQ_IP_MAX + 8];
+	size_t len;
+
+	login_client_net(ip, a->cfg.login_ipv6_prefix, net, sizeof(net));
+	snprintf(t->keys[K_USER], LOGIN_KEY_MAX, "login-user:%s ", net);
+	len = strlen(t->keys[K_USER]);
+	if (len + APP_KEY_HEX < LOGIN_KEY_MAX)
+		sess_account(a, user, t->keys[K_USER] + len);
+	snprintf(t->keys[K_IP], LOGIN_KEY_MAX, "login-ip:%s", net);
+	snprintf(t->keys[K_ALL], LOGIN_KEY_MAX, "login-all");
+	snprintf(t->keys[K_FAIL], LOGIN_KEY_MAX, "login-fail:%s", net);
+}
+
+/* The seconds an attempt waits, given the counts of its keys (this
+ * attempt included, but for K_FAIL); 0 when it goes on. The address and
+ * user, and the address, have their limits; past the ceiling in all,
+ * an address with a failure in the window waits for the next, and one
+ * with another attempt under way a second: only an address without
+ * either is let through, so that people who sign in right still can
+ * while the mail server is spared guesses. */
+static long wait_for(const struct cfg *c, const long long n[LOGIN_KEYS],
+    time_t now)
+{
+	long left = rate_window_left(c->login_window, now);
+
+	if (n[K_USER] > c->login_limit_user || n[K_IP] > c->login_limit_ip)
+		return left;
+	if (n[K_ALL] <= c->login_limit_all)
+		return 0;
+	if (n[K_FAIL] > 0)
+		return left;
+	return n[K_IP] > 1 ? 1 : 0;
+}
+
+/* The key texts of an attempt, as rate_*_keys take them. */
+static void key_list(const struct login_attempt *t,
+    const char *whats[LOGIN_KEYS])
 {
 	int i;
 
-	for (i = from; i < 3; i++)
-		rate_refund(r->app, l->keys[i], r->app->cfg.login_window, r->now);
+	for (i = 0; i < LOGIN_KEYS; i++)
+		whats[i] = t->keys[i];
+}
+
+/* Takes the attempt back from the keys that hold it. */
+static void refund(struct app *a, struct login_attempt *t)
+{
+	const char *whats[LOGIN_KEYS];
+
+	key_list(t, whats);
+	if (t->counted)
+		rate_refund_keys(a, whats, K_HELD, a->cfg.login_window, t->now);
+	t->counted = 0;
+}
+
+/* Judged first on what is counted already, so that a refused attempt
+ * counts nowhere; then counted and judged again, as another process
+ * may have counted in between. One read, and one write to count it. */
+int login_admit(struct app *a, struct login_attempt *t, const char *ip,
+    const char *user, time_t now, long *wait)
+{
+	long window = a->cfg.login_window;
+	const char *whats[LOGIN_KEYS];
+	long long n[LOGIN_KEYS];
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	t->now = now;
+	make_keys(a, t, ip, user);
+	key_list(t, whats);
+	if (rate_count_keys(a, whats, LOGIN_KEYS, window, now, n) == -1)
+		return -1;
+	for (i = 0; i < K_HELD; i++)
+		n[i]++;
+	if ((*wait = wait_for(&a->cfg, n, now)) != 0)
+		return 1;
+	if (rate_add_keys(a, whats, K_HELD, window, now, n) == -1)
+		return -1;
+	t->counted = 1;
+	if ((*wait = wait_for(&a->cfg, n, now)) == 0)
+		return 0;
+	refund(a, t);
+	return 1;
+}
+
+void login_settle(struct app *a, struct login_attempt *t, int wrong)
+{
+	const char *fail = t->keys[K_FAIL];
+	long long n;
+
+	if (!wrong)
+		refund(a, t);
+	else if (t->counted && rate_add_keys(a, &fail, 1, a->cfg.login_window,
+	    t->now, &n) == -1)
+		log_warn("sign-in: a failure could not be counted");
+	t->counted = 0;
+}
+
+static int admit(struct req *r, struct login *l)
+{
+	long wait = 0;
+
+	switch (login_admit(r->app, &l->at, r->ip, l->user, r->now, &wait)) {
+	case 0:
+		return 0;
+	case 1:
+		log_info("sign-in rate limited for %s", r->ip);
+		req_rate_limited(r, wait);
+		return -1;
+	default:
+		serve_store_failed(r);
+		return -1;
+	}
 }
 
 static int collect(const char *p, size_t n, void *ctx)
@@ -212,11 +334,12 @@ static void check_upstream(struct req *r, struct login *l)
 	struct buf body;
 	json_object *doc = NULL;
 	char *url;
-	int res;
+	int res, wrong;
 	long status = 0;
 
 	if ((url = upstream_join(&r->app->cfg,
 	    r->app->cfg.upstream_session_path)) == NULL) {
+		login_settle(r->app, &l->at, 0);
 		req_error(r, 500, "internal_error", "The upstream URL is not valid.");
 		return;
 	}
@@ -230,19 +353,23 @@ static void check_upstream(struct req *r, struct login *l)
 	c.ctx = &body;
 	c.follow = 1;
 	c.max_body = SESSION_DOC_MAX;
+	/* A person is waiting: login_timeout, within upstream_timeout. */
+	c.timeout = r->app->cfg.login_timeout < r->app->cfg.upstream_timeout ?
+	    r->app->cfg.login_timeout : r->app->cfg.upstream_timeout;
 	res = upstream_call(r->app->up, &c);
 	status = c.status;
+	/* Only a wrong password counts: an attempt the mail server did not
+	 * answer, and a success, count against no one. */
+	wrong = res == UP_OK && (status == 401 || status == 403);
+	login_settle(r->app, &l->at, wrong);
 	if (res != UP_OK) {
-		refund(r, l, 0);
 		upstream_failed(r, res, status);
-	} else if (status == 401 || status == 403) {
+	} else if (wrong) {
 		log_info("sign-in failed for %s", r->ip);
 		req_error(r, 401, "invalid_credentials", "Wrong username or password.");
 	} else if (status != 200 || (doc = js_parse(buf_str(&body), body.len)) == NULL) {
-		refund(r, l, 0);
 		upstream_failed(r, UP_ERROR, status);
 	} else {
-		refund(r, l, 2);  /* a success does not count against the user */
 		start_session(r, l, doc, c.final_url);
 	}
 	json_object_put(doc);

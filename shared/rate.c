@@ -60,30 +60,150 @@ static long long add_hits(struct app *a, const char *key, long long win,
 	return n;
 }
 
-/* What a count n after adding k hits means for the last of them. A
- * window's first write clears out ended ones: at most once per key and
+/* Whether a count n is past limit (retry_after then set). */
+static int over(long long n, long limit, long window, time_t now,
+    long *retry_after)
+{
+	if (n <= limit)
+		return 0;
+	*retry_after = rate_window_left(window, now);
+	return 1;
+}
+
+/* A window's first write clears out ended ones: at most once per key and
  * window, and cheap through the index on until. */
-static int judge(struct app *a, long long n, long k, long limit,
-    long long win, long window, time_t now, long *retry_after)
+static void first_write(struct app *a, long long n, long k, time_t now)
 {
 	if (n == k)
 		rate_prune(a, now);
-	if (n <= limit)
+}
+
+long rate_window_left(long window, time_t now)
+{
+	return (long)((long long)now / window * window + window - now);
+}
+
+/* Statements over 1 to RATE_KEYS_MAX keys at once (?1 to ?4), in the
+ * window ?5 that ends at ?6: one read or one write for all of them. The
+ * upsert has no RETURNING: over several rows it costs the heap a grow
+ * and a trim per call (brk and page faults, more than the write), so the
+ * counts are read in a second statement. */
+static const char *const sql_count_keys[RATE_KEYS_MAX] = {
+	"SELECT key, n FROM rate WHERE win = ?5 AND key IN (?1)",
+	"SELECT key, n FROM rate WHERE win = ?5 AND key IN (?1, ?2)",
+	"SELECT key, n FROM rate WHERE win = ?5 AND key IN (?1, ?2, ?3)",
+	"SELECT key, n FROM rate WHERE win = ?5 AND key IN (?1, ?2, ?3, ?4)",
+};
+#define ADD_KEYS(values) "INSERT INTO rate(key, win, n, until) VALUES " values \
+	" ON CONFLICT(key, win) DO UPDATE SET n = n + 1"
+static const char *const sql_add_keys[RATE_KEYS_MAX] = {
+	ADD_KEYS("(?1, ?5, 1, ?6)"),
+	ADD_KEYS("(?1, ?5, 1, ?6), (?2, ?5, 1, ?6)"),
+	ADD_KEYS("(?1, ?5, 1, ?6), (?2, ?5, 1, ?6), (?3, ?5, 1, ?6)"),
+	ADD_KEYS("(?1, ?5, 1, ?6), (?2, ?5, 1, ?6), (?3, ?5, 1, ?6), (?4, ?5, 1, ?6)"),
+};
+#undef ADD_KEYS
+static const char *const sql_refund_keys[RATE_KEYS_MAX] = {
+	"UPDATE rate SET n = n - 1 WHERE win = ?5 AND n > 0 AND key IN (?1)",
+	"UPDATE rate SET n = n - 1 WHERE win = ?5 AND n > 0 AND key IN (?1, ?2)",
+	"UPDATE rate SET n = n - 1 WHERE win = ?5 AND n > 0 AND key IN (?1, ?2, ?3)",
+	"UPDATE rate SET n = n - 1 WHERE win = ?5 AND n > 0"
+	" AND key IN (?1, ?2, ?3, ?4)",
+};
+
+/* sqls[k - 1] with the keys of whats[0..k) (into keys) and the window
+ * holding now bound; NULL on error. */
+static sqlite3_stmt *keys_stmt(struct app *a, const char *const sqls[],
+    const char *const whats[], int k, char keys[][APP_KEY_HEX + 1],
+    long window, time_t now)
+{
+	long long win = (long long)now / window * window;
+	sqlite3_stmt *st;
+	int i;
+
+	if (k < 1 || k > RATE_KEYS_MAX || (st = db_stmt(&a->db, sqls[k - 1])) == NULL)
+		return NULL;
+	for (i = 0; i < k; i++) {
+		app_key(a, "rate", whats[i], keys[i]);
+		db_bind_text(st, i + 1, keys[i]);
+	}
+	sqlite3_bind_int64(st, 5, win);
+	if (sqlite3_bind_parameter_count(st) >= 6)
+		sqlite3_bind_int64(st, 6, win + window);
+	return st;
+}
+
+/* Steps st through its rows (key, n), each count into n[] by its key (0
+ * for a key without a row), and resets it: 0 or -1. */
+static int keys_rows(struct app *a, sqlite3_stmt *st,
+    char keys[][APP_KEY_HEX + 1], int k, long long n[])
+{
+	const char *key;
+	int i, rc;
+
+	for (i = 0; i < k; i++)
+		n[i] = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		key = (const char *)sqlite3_column_text(st, 0);
+		for (i = 0; key && i < k; i++)
+			if (!strcmp(key, keys[i]))
+				n[i] = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE)
 		return 0;
-	*retry_after = (long)(win + window - now);
-	return 1;
+	log_err("rate: %s", sqlite3_errmsg(a->db.h));
+	return -1;
+}
+
+int rate_count_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now, long long n[])
+{
+	char keys[RATE_KEYS_MAX][APP_KEY_HEX + 1];
+	sqlite3_stmt *st = keys_stmt(a, sql_count_keys, whats, k, keys, window, now);
+
+	return st ? keys_rows(a, st, keys, k, n) : -1;
+}
+
+int rate_add_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now, long long n[])
+{
+	char keys[RATE_KEYS_MAX][APP_KEY_HEX + 1];
+	sqlite3_stmt *st = keys_stmt(a, sql_add_keys, whats, k, keys, window, now);
+	int i;
+
+	if (st == NULL || db_exec_stmt(&a->db, st) == -1 ||
+	    rate_count_keys(a, whats, k, window, now, n) == -1)
+		return -1;
+	/* A window's first hit of any of them clears out ended windows. */
+	for (i = 0; i < k; i++)
+		if (n[i] == 1) {
+			rate_prune(a, now);
+			break;
+		}
+	return 0;
+}
+
+int rate_refund_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now)
+{
+	char keys[RATE_KEYS_MAX][APP_KEY_HEX + 1];
+	sqlite3_stmt *st = keys_stmt(a, sql_refund_keys, whats, k, keys, window, now);
+
+	return st ? db_exec_stmt(&a->db, st) : -1;
 }
 
 int rate_hit(struct app *a, const char *what, long limit, long window,
     time_t now, long *retry_after)
 {
 	char key[APP_KEY_HEX + 1];
-	long long win = (long long)now / window * window, n;
+	long long n;
 
 	app_key(a, "rate", what, key);
-	if ((n = add_hits(a, key, win, window, 1)) < 0)
+	if ((n = add_hits(a, key, (long long)now / window * window, window, 1)) < 0)
 		return -1;
-	return judge(a, n, 1, limit, win, window, now, retry_after);
+	first_write(a, n, 1, now);
+	return over(n, limit, window, now, retry_after);
 }
 
 /* Hits held in memory at most: a 64th of the limit, so that the few
@@ -163,7 +283,8 @@ int rate_hit_batched(struct app *a, const char *what, long limit,
 	sl->pending = 0;
 	sl->known = n;
 	sl->written = now;
-	return judge(a, n, k, limit, win, window, now, retry_after);
+	first_write(a, n, k, now);
+	return over(n, limit, window, now, retry_after);
 }
 
 void rate_cache_close(struct app *a)

@@ -12,6 +12,22 @@
  * set to the seconds until the window ends), -1 on a database error. */
 int rate_hit(struct app *a, const char *what, long limit, long window,
     time_t now, long *retry_after);
+/* Several keys at once, in one statement (sign-in weighs four together,
+ * see login.c), in the window holding now; at most RATE_KEYS_MAX, each
+ * key at most once. rate_count_keys reads their counts into n[] (0 for
+ * none); rate_add_keys adds one hit to each in one write and then reads
+ * the counts into n[] (another process's hits in between included);
+ * rate_refund_keys takes one back from each (never
+ * below 0) in one write. 0, or -1 on a database error (nothing added). */
+#define RATE_KEYS_MAX 4
+int rate_count_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now, long long n[]);
+int rate_add_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now, long long n[]);
+int rate_refund_keys(struct app *a, const char *const whats[], int k,
+    long window, time_t now);
+/* The seconds from now to the end of its window. */
+long rate_window_left(long window, time_t now);
 /* rate_hit for a limit that many hits count against (the data-path
  * budget): hits are counted in this process's memory and added to the
  * shared row in batches of up to a 64th of the limit (at most 32), at

@@ -177,6 +177,27 @@ static int parse_target(struct req *r)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The milliseconds the body may still take to reach body_read + 1
+ * bytes at the minimum rate; 0 when the deadline has passed. */
+static long body_time_left(const struct req *r)
+{
+	long long allowed = REQ_BODY_GRACE * 1000LL +
+	    (r->body_read * 1000) / REQ_BODY_MIN_RATE;
+	long long left = r->started_ms + allowed - now_ms();
+
+	if (left <= 0)
+		return 0;
+	return left > 3600000 ? 3600000 : (long)left;
+}
+
 int req_init(struct req *r, struct app *a, const struct req_io *io)
 {
 	memset(r, 0, sizeof(*r));
@@ -184,6 +205,7 @@ int req_init(struct req *r, struct app *a, const struct req_io *io)
 	r->io = *io;
 	r->status = 200;
 	r->now = time(NULL);
+	r->started_ms = now_ms();
 	buf_init(&r->head, REQ_HEAD_MAX);
 	buf_puts(&r->head, req_security_headers);
 	r->method = req_param(r, "REQUEST_METHOD");
@@ -200,6 +222,14 @@ int req_init(struct req *r, struct app *a, const struct req_io *io)
 		return -1;
 	}
 	return 0;
+}
+
+void req_deadlines(struct req *r, req_timeouts_fn fn)
+{
+	r->timeouts = fn;
+	if (fn(r->io.ctx, REQ_BODY_GRACE * 1000L, REQ_SEND_IDLE * 1000L) == -1)
+		log_warn("%s %s: cannot set the transport's deadlines", r->method,
+		    r->path);
 }
 
 void req_free(struct req *r)
@@ -286,6 +316,15 @@ long req_read(struct req *r, char *p, size_t n)
 	}
 	if (n > 65536)
 		n = 65536;
+	if (r->timeouts) {
+		long left = body_time_left(r);
+
+		if (left == 0 || r->timeouts(r->io.ctx, left, REQ_SEND_IDLE * 1000L) == -1) {
+			log_warn("%s %s: the body came too slowly (%lld bytes in time)",
+			    r->method, r->path, r->body_read);
+			return -1;
+		}
+	}
 	got = r->io.read(r->io.ctx, p, (int)n);
 	if (got < 0)
 		return -1;

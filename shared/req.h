@@ -27,6 +27,10 @@ struct req_io {
 	const char *(*param)(void *ctx, const char *name);
 };
 
+/* Bounds the next reads and writes on a transport: each waits at most
+ * recv_ms or send_ms for the web server. 0 or -1. */
+typedef int (*req_timeouts_fn)(void *ctx, long recv_ms, long send_ms);
+
 struct sess;
 
 struct req {
@@ -40,6 +44,8 @@ struct req {
 	long long content_length; /* -1 when not given */
 	long long body_read;
 	time_t now;
+	long long started_ms;     /* monotonic, for the body's deadline */
+	req_timeouts_fn timeouts; /* NULL: the transport has none (CGI) */
 	struct sess *sess;        /* routes that need a session */
 
 	int status;
@@ -51,6 +57,10 @@ struct req {
 /* Fills r from the CGI variables. -1 with an error already answered when
  * the request line itself is unusable. */
 int req_init(struct req *r, struct app *a, const struct req_io *io);
+/* Gives the request its transport's deadlines (REQ_BODY_GRACE and
+ * REQ_SEND_IDLE from now on; req_read keeps the body's rate). Where it
+ * is never called (CGI's pipes) the web server bounds the transport. */
+void req_deadlines(struct req *r, req_timeouts_fn fn);
 /* Frees what the request holds (the session too). */
 void req_free(struct req *r);
 
@@ -62,8 +72,18 @@ int req_media_type(const struct req *r, char *out, size_t n);
 /* Whether the client accepts gzip. */
 int req_accepts_gzip(const struct req *r);
 
-/* Reads up to n body bytes: the count, 0 at the end, -1 on error. Never
- * reads past CONTENT_LENGTH. */
+/* How long a slow web server or client may take: the body must come at
+ * REQ_BODY_MIN_RATE bytes a second after a grace of REQ_BODY_GRACE
+ * seconds, and a write that makes no progress for REQ_SEND_IDLE seconds
+ * ends the answer (a reader that stopped reading). The shipped web
+ * server configurations collect bodies and take answers off the
+ * responder's hands, so these bite only where they do not. */
+#define REQ_BODY_GRACE 10
+#define REQ_BODY_MIN_RATE 500
+#define REQ_SEND_IDLE 30
+
+/* Reads up to n body bytes: the count, 0 at the end, -1 on error (the
+ * body's deadline passed too). Never reads past CONTENT_LENGTH. */
 long req_read(struct req *r, char *p, size_t n);
 /* Reads the whole body into b: 0, -1 when it passes b->max, -2 on an I/O
  * error. */

@@ -7,10 +7,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <curl/curl.h>
 #include <fcgiapp.h>
 
 #include "log.h"
+#include "pool.h"
 #include "private.h"
 #include "rate.h"
 #include "sess.h"
@@ -277,6 +281,20 @@ static const char *fcgx_param(void *ctx, const char *name)
 	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
 }
 
+/* On the connection from the web server: a read or write that waits
+ * longer fails, and libfcgi reports the error. */
+static int fcgx_timeouts(void *ctx, long recv_ms, long send_ms)
+{
+	int fd = ((FCGX_Request *)ctx)->ipcFd;
+	struct timeval in = { recv_ms / 1000, (recv_ms % 1000) * 1000 };
+	struct timeval out = { send_ms / 1000, (send_ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &in, sizeof(in)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &out, sizeof(out)) == -1)
+		return -1;
+	return 0;
+}
+
 static int cgi_read(void *ctx, char *p, int n)
 {
 	size_t got = fread(p, 1, (size_t)n, stdin);
@@ -299,13 +317,17 @@ static const char *cgi_param(void *ctx, const char *name)
 	return getenv(name);
 }
 
-/* One request over io; then, when it was valid, after (or NULL). */
+/* One request over io, with the transport's deadlines (or NULL); then,
+ * when it was valid, after (or NULL). */
 static void serve_one(struct app *a, const struct req_io *io,
-    const struct route *routes, void (*after)(struct req *))
+    req_timeouts_fn timeouts, const struct route *routes,
+    void (*after)(struct req *))
 {
 	struct req r;
 
 	if (req_init(&r, a, io) == 0) {
+		if (timeouts)
+			req_deadlines(&r, timeouts);
 		serve_dispatch(&r, routes);
 		if (after)
 			after(&r);
@@ -346,28 +368,39 @@ static int serve_cgi(struct app *a, const struct route *routes)
 	static const struct req_io io = { NULL, cgi_read, cgi_write, cgi_flush,
 	    cgi_param };
 
-	serve_one(a, &io, routes, cgi_drain);
+	serve_one(a, &io, NULL, routes, cgi_drain);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* The listening socket: fd 0 as the web server or spawn-fcgi hands it
  * over, or a Unix socket path given with -s, made 0660 like pushd's so
- * that the web server's group may connect. */
-static int listen_fd(int argc, char **argv)
+ * that the web server's group may connect; -n N after it runs N
+ * processes on it (*procs, else 1). */
+static int listen_fd(int argc, char **argv, int *procs)
 {
-	char err[512];
+	char err[512], *end = "";
+	long n = 1;
 	int fd;
 
-	if (argc == 3 && !strcmp(argv[1], "-s")) {
-		if (argv[2][0] != '/') {
-			log_err("-s takes an absolute Unix socket path");
-			return -1;
-		}
-		if ((fd = usock_listen(argv[2], 128, 0, err, sizeof(err))) == -1)
-			log_err("-s %s", err);
-		return fd;
+	*procs = 1;
+	if (argc < 3 || strcmp(argv[1], "-s"))
+		return 0;
+	if (argv[2][0] != '/') {
+		log_err("-s takes an absolute Unix socket path");
+		return -1;
 	}
-	return 0;
+	if (argc == 5 && !strcmp(argv[3], "-n"))
+		n = strtol(argv[4], &end, 10);
+	else if (argc != 3)
+		end = "x";
+	if (*end || n < 1 || n > POOL_MAX) {
+		log_err("usage: -s SOCKET [-n PROCESSES, 1 to %d]", POOL_MAX);
+		return -1;
+	}
+	*procs = (int)n;
+	if ((fd = usock_listen(argv[2], 128, 0, err, sizeof(err))) == -1)
+		log_err("-s %s", err);
+	return fd;
 }
 
 static int serve_fcgi(struct app *a, const struct route *routes, int fd)
@@ -383,7 +416,7 @@ static int serve_fcgi(struct app *a, const struct route *routes, int fd)
 	}
 	io.ctx = &rq;
 	while (FCGX_Accept_r(&rq) >= 0) {
-		serve_one(a, &io, routes, NULL);
+		serve_one(a, &io, fcgx_timeouts, routes, NULL);
 		FCGX_Finish_r(&rq);
 	}
 	FCGX_Free(&rq, 1);
@@ -402,12 +435,38 @@ static void cgi_startup_failed(void)
 	fflush(stdout);
 }
 
+/* What one serving process needs; each process of a pool opens its own
+ * state (SQLite and libcurl handles are not shared across a fork). */
+struct serving {
+	const char *prog;
+	const struct route *routes;
+	int fd, cgi;
+};
+
+static int serve_process(void *arg)
+{
+	const struct serving *sv = arg;
+	struct app a;
+	char err[512];
+	int rc;
+
+	if (app_open_serving(&a, err, sizeof(err)) == -1) {
+		log_err("%s", err);
+		if (sv->cgi)
+			cgi_startup_failed();
+		return 1;
+	}
+	log_init(sv->prog, (enum log_level)a.cfg.log_level);
+	rc = sv->cgi ? serve_cgi(&a, sv->routes) : serve_fcgi(&a, sv->routes, sv->fd);
+	app_close(&a);
+	return rc;
+}
+
 int serve_main(int argc, char **argv, const char *prog,
     const struct route *routes)
 {
-	struct app a;
-	char err[512];
-	int rc, fd = 0, cgi;
+	struct serving sv = { prog, routes, 0, 0 };
+	int rc, procs = 1;
 
 	log_init(prog, LOG_INFO);
 	private_memory();
@@ -416,20 +475,12 @@ int serve_main(int argc, char **argv, const char *prog,
 		log_err("libcurl failed to start");
 		return 1;
 	}
-	if (FCGX_Init() != 0 || (fd = listen_fd(argc, argv)) < 0) {
+	if (FCGX_Init() != 0 || (sv.fd = listen_fd(argc, argv, &procs)) < 0) {
 		log_err("FastCGI failed to start");
 		return 1;
 	}
-	cgi = fd == 0 && FCGX_IsCGI();
-	if (app_open_serving(&a, err, sizeof(err)) == -1) {
-		log_err("%s", err);
-		if (cgi)
-			cgi_startup_failed();
-		return 1;
-	}
-	log_init(prog, (enum log_level)a.cfg.log_level);
-	rc = cgi ? serve_cgi(&a, routes) : serve_fcgi(&a, routes, fd);
-	app_close(&a);
+	sv.cgi = sv.fd == 0 && FCGX_IsCGI();
+	rc = procs > 1 ? pool_run(procs, serve_process, &sv) : serve_process(&sv);
 	curl_global_cleanup();
 	return rc;
 }

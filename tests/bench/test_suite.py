@@ -71,12 +71,12 @@ def check_cold_files_tree(t, tmp):
 def check_set_procs(t):
     with open(os.path.join(TOP, "conf", "lighttpd-postern.conf.in")) as f:
         text = f.read()
-    out = fronts.set_procs(text, "jmap.sock", 4)
+    out = fronts.set_procs(text, "jmap.sock", 8)
     block = out[out.index("/jmap.sock"):]
-    t.ok('"max-procs" => 4' in block[:400], "jmap's max-procs set to 4")
+    t.ok('"max-procs" => 8' in block[:400], "jmap's max-procs set to 8")
     auth = out[out.index("/auth.sock"):]
-    t.ok('"max-procs" => 4' not in auth[:400], "auth's max-procs left alone")
-    t.eq(out.replace('"max-procs" => 4', '"max-procs" => 2', 1), text,
+    t.ok('"max-procs" => 8' not in auth[:400], "auth's max-procs left alone")
+    t.eq(out.replace('"max-procs" => 8', '"max-procs" => 4', 1), text,
          "nothing else changed")
 
 

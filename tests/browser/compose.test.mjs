@@ -85,7 +85,9 @@ async function marker(alice, bob, subject) {
 // each account's, at sign-in and at reload.
 async function editSession(page, edit) {
   const change = async (route) => {
-    const res = await route.fetch();
+    // A kept-alive connection lighttpd closed meanwhile resets the first
+    // try; an error here would end the whole file, not one test.
+    const res = await route.fetch().catch(() => route.fetch());
     const s = await res.json();
     for (const a of Object.values(s.accounts || {})) edit(a.accountCapabilities);
     return route.fulfill({ response: res, json: s });

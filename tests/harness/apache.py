@@ -34,12 +34,25 @@ import time
 from stack import SLOW, fill_in
 
 MODES = ("proxy_fcgi", "fcgid", "htaccess-cgi", "htaccess-fcgid")
-RESPONDERS = ("auth", "jmap", "blob")
+RESPONDERS = ("auth", "jmap", "blob", "image")
+# The processes of each responder on its socket, as the unit runs them
+# (postern-responder@.service: -n 4).
+RESPONDER_PROCS = 4
+# Under CGI, where no pool can be held, postern-blob serves the image
+# proxy too.
+CGI_RESPONDERS = ("auth", "jmap", "blob")
 APACHE2 = os.environ.get("APACHE2") or shutil.which("apache2") or "/usr/sbin/apache2"
 MODULE_DIR = os.environ.get("APACHE_MODULES") or "/usr/lib/apache2/modules"
 RUN_USER = "www-data"
 BASE_MODULES = ("mpm_event", "authz_core", "mime", "dir", "alias", "env",
-                "headers", "filter", "deflate", "rewrite", "proxy", "proxy_fcgi")
+                "headers", "filter", "deflate", "rewrite", "proxy", "proxy_fcgi",
+                "buffer", "reqtimeout")
+# Loaded when installed: the per-address cap of apache-postern.conf
+# (Debian's libapache2-mod-qos). Debian 12's mod_qos was built against
+# PCRE 1, which its Apache no longer links: the library is loaded first
+# (INSTALL.md says the same for a real server).
+OPTIONAL_MODULES = ("qos",)
+PRELOAD = {"qos": "/usr/lib/x86_64-linux-gnu/libpcre.so.3"}
 MODE_MODULES = {
     "proxy_fcgi": (),
     "fcgid": ("fcgid",),
@@ -84,6 +97,10 @@ class Apache:
         self.proc = None
         self.responders = []
         self.wants_pushd = not self.mode.startswith("htaccess")
+        # Modules to leave out (a host without mod_headers), and the
+        # per-address cap (POSTERN_CONNS_PER_IP) when not the shipped one.
+        self.without = set()
+        self.conns_per_ip = None
 
     # -- setup -----------------------------------------------------------------
 
@@ -122,7 +139,12 @@ class Apache:
         ]
         if self.user:
             lines += [f"User {self.user}", f"Group {self.user}"]
-        for m in BASE_MODULES + MODE_MODULES[self.mode]:
+        optional = tuple(m for m in OPTIONAL_MODULES if os.path.exists(module_path(m)))
+        for m in BASE_MODULES + MODE_MODULES[self.mode] + optional:
+            if m in self.without:
+                continue
+            if m in PRELOAD and os.path.exists(PRELOAD[m]):
+                lines.append(f'LoadFile "{PRELOAD[m]}"')
             lines.append(f'LoadModule {m}_module "{module_path(m)}"')
         if "cgid" in MODE_MODULES[self.mode]:
             lines.append(f'ScriptSock "{self.dir}/cgid.sock"')
@@ -147,7 +169,8 @@ class Apache:
         none: the files' own defaults are what make install wrote."""
         if self.s.as_installed:
             return []
-        return [
+        cap = [f"Define POSTERN_CONNS_PER_IP {self.conns_per_ip}"] if self.conns_per_ip else []
+        return cap + [
             f'Define POSTERN_WWW "{self.www()}"',
             f'Define POSTERN_RUN "{self.run}"',
             f'Define POSTERN_LIBEXEC "{self.programs("fcgi")}"',
@@ -199,7 +222,7 @@ class Apache:
         htaccess_values = {} if self.s.as_installed else {
             "SetEnv POSTERN_CONF ": self.s.conf_path}
         wrapper = fill_file(os.path.join(conf, "postern-cgi.sh"), wrapper_values)
-        for r in RESPONDERS:
+        for r in CGI_RESPONDERS:
             dest = os.path.join(cgi, f"postern-{r}.cgi")
             if self.mode == "htaccess-fcgid":
                 with open(dest, "w") as f:
@@ -247,7 +270,8 @@ class Apache:
         for r in RESPONDERS:
             sock = os.path.join(self.run, f"{r}.sock")
             log = open(os.path.join(self.s.root, f"responder-{r}.log"), "ab")
-            p = subprocess.Popen([os.path.join(self.programs("fcgi"), f"postern-{r}"), "-s", sock],
+            p = subprocess.Popen([os.path.join(self.programs("fcgi"), f"postern-{r}"), "-s", sock,
+                                  "-n", str(RESPONDER_PROCS)],
                                  env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                  user=self.user, group=self.user, start_new_session=True)
             log.close()

@@ -59,8 +59,10 @@ class Installed:
 
 
 # The shipped lighttpd configurations (lighttpd.conf includes
-# lighttpd-postern.conf; lighttpd-cgi.conf stands alone).
+# lighttpd-postern.conf; lighttpd-cgi.conf stands alone), made from
+# conf/*.in, and the Lua scripts they run, shipped as they are.
 LIGHTTPD_CONFS = ("lighttpd.conf", "lighttpd-postern.conf", "lighttpd-cgi.conf")
+LIGHTTPD_LUA = ("lighttpd-limits.lua", "lighttpd-headers.lua")
 
 
 def fill_in(text, values):
@@ -179,6 +181,11 @@ class Stack:
         self.conf_extra = conf_extra or {}
         self.seed = seed
         self.upstream = upstream   # another JMAP server instead of Cyrus
+        # Lines of the shipped Lua scripts to change, as fill_in takes
+        # them (e.g. {"local max_conns": "8"}), and of the lighttpd
+        # configurations beyond lighttpd_values (e.g. "server.max-fds").
+        self.lua_values = {}
+        self.lighttpd_extra = {}
         self.cyrus = None
         self.lighttpd = None
         self.pushd = None
@@ -259,13 +266,14 @@ class Stack:
         if self.as_installed:
             return {"server.bind": q("127.0.0.1"), "server.port": str(self.port)}
         f = self.folders()
-        return {
+        return self.lighttpd_extra | {
             "server.bind": q("127.0.0.1"), "server.port": str(self.port),
             "server.document-root": q(f["www"]),
             "server.errorfile-prefix": q(f["www"] + "/api-errors/"),
             "var.postern_www": q(f["www"]), "var.postern_libexec": q(f["libexec"]),
             "var.postern_cgi": q(f["cgi"]), "var.postern_conf": q(f["conf"]),
             "var.postern_run": q(f["run"]),
+            "var.postern_lua": q(os.path.join(self.root, "lighttpd")),
             "server.username": None, "server.groupname": None,
         }
 
@@ -277,6 +285,8 @@ class Stack:
         dest = os.path.join(self.root, "lighttpd")
         os.makedirs(dest, exist_ok=True)
         write_confs(src, dest, LIGHTTPD_CONFS, values or self.lighttpd_values())
+        lua = self.installed.conf_dir if self.installed else os.path.join(SRCDIR, "conf")
+        write_confs(lua, dest, LIGHTTPD_LUA, self.lua_values)
         return os.path.join(dest, "lighttpd.conf" if self.mode == "fcgi" else "lighttpd-cgi.conf")
 
     # POSTERN_WRAP runs every responder lighttpd starts under a tool (e.g.

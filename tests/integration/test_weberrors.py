@@ -10,15 +10,17 @@ statuses."""
 import json
 import os
 import re
+import shutil
 import socket
 import sys
-import threading
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 import apache  # noqa: E402
+from acceptor import Acceptor  # noqa: E402
 from client import Client  # noqa: E402
 from stack import BUILDDIR, SRCDIR, Stack  # noqa: E402
 from tap import Tap  # noqa: E402
@@ -144,28 +146,12 @@ def chunks(data, size=1 << 16):
                     for i in range(0, len(data), size)) + b"0\r\n\r\n"
 
 
-class Broken:
+def broken(path):
     """A FastCGI 'backend' on pushd's socket that takes each connection
     and closes it unanswered."""
-
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.bind(path)
-        self.sock.listen(16)
-        self.path = path
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            c.close()
-
-    def close(self):
-        self.sock.close()
-        os.unlink(self.path)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(path)
+    return Acceptor(sock, hold=False)
 
 
 def check(t, mode, what, answer, statuses):
@@ -204,12 +190,13 @@ def mode_checks(t, s, mode):
     s.stop_pushd()
     try:
         check(t, mode, "pushd not running", raw.send(head("GET", "/api/events")), (502, 503))
-        broken = Broken(s.pushd_socket)
+        peer = broken(s.pushd_socket)
         try:
             check(t, mode, "pushd's socket answering nothing",
                   raw.send(head("GET", "/api/events")), (500, 502, 503))
         finally:
-            broken.close()
+            peer.close()
+            os.unlink(s.pushd_socket)
     finally:
         s.start_pushd()
     if s.server == "lighttpd":
@@ -225,7 +212,9 @@ def mode_checks(t, s, mode):
 def main():
     t = Tap()
     error_files(t)
-    root = os.path.join(BUILDDIR, "tests", "tmp", f"weberrors-{os.getpid()}")
+    # A short folder: Apache refuses a Unix socket path over 107 bytes,
+    # which a build folder as deep as distcheck's passes.
+    root = tempfile.mkdtemp(prefix="postern-weberrors-")
     first = Stack(os.path.join(root, "first"), seed=False)
     try:
         first.start()
@@ -245,6 +234,8 @@ def main():
                     s.stop()
     finally:
         first.stop()
+    if not t.failed:
+        shutil.rmtree(root, ignore_errors=True)
     return t.done()
 
 

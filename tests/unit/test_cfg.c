@@ -46,6 +46,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.login_limit_ip, 50);
 	assert_int_equal(c.login_limit_all, 1000);
 	assert_int_equal(c.login_window, 15 * 60);
+	assert_int_equal(c.login_ipv6_prefix, 64);
 	assert_int_equal(c.api_budget, 1200);
 	assert_int_equal(c.api_budget_window, 60);
 	assert_true(c.max_request == 10LL << 20);
@@ -203,6 +204,13 @@ static void int_bounds_are_inclusive(void **state)
 	assert_int_equal(set1(&c, "login_limit_user", "1000001"), -1);
 	assert_int_equal(set1(&c, "login_limit_user", "-3"), -1);
 	assert_int_equal(c.login_limit_user, 1000000);
+	/* A prefix is 1 to 128 bits. */
+	assert_int_equal(set1(&c, "login_ipv6_prefix", "56"), 0);
+	assert_int_equal(c.login_ipv6_prefix, 56);
+	assert_int_equal(set1(&c, "login_ipv6_prefix", "128"), 0);
+	assert_int_equal(set1(&c, "login_ipv6_prefix", "0"), -1);
+	assert_int_equal(set1(&c, "login_ipv6_prefix", "129"), -1);
+	assert_int_equal(c.login_ipv6_prefix, 128);
 	/* api_budget allows 0 (off). */
 	assert_int_equal(set1(&c, "api_budget", "0"), 0);
 	assert_int_equal(c.api_budget, 0);

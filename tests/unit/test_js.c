@@ -249,6 +249,94 @@ static void minus_inside_a_number_across_pieces(void **state)
 	assert_false(two_pieces("{\"s\":\"\\\\\"1", "-2}"));
 }
 
+/* What json-c 0.16 takes even in strict mode and RFC 8259 does not:
+ * single-quoted member names (at any depth), control characters inside
+ * strings, and numbers off the grammar (leading zeros, a point without
+ * digits after it, a minus without a digit). */
+static void rejects_what_strict_json_c_takes(void **state)
+{
+	static const char *const bad[] = {
+		"{'a':1}", "{\"a\":{'b':1}}", "{\"a\":[{'b':1}]}", "{'a\"b':1}",
+		"{'a':\"x\"}", "{\"a\":1,'b':2}",
+		"{\"a\":\"x\ty\"}", "{\"a\":\"x\ny\"}", "{\"a\":\"\r\"}",
+		"{\"a\":\"\x01\"}", "{\"a\":\"\x1f\"}", "{\"a\x01\":1}",
+		"{\"a\":00}", "{\"a\":-00}", "{\"a\":000}", "{\"a\":-012}",
+		"{\"a\":[00]}", "{\"a\":1.}", "{\"a\":-1.}", "{\"a\":0.}",
+		"{\"a\":1.e5}", "{\"a\":1.E5}", "{\"a\":[1.,2]}", "{\"a\":-.5}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (accepted(bad[i]))
+			fail_msg("\"%s\" was accepted", bad[i]);
+	/* A NUL is a control character too. */
+	assert_false(parses("{\"a\":\"x\0y\"}", 11));
+	assert_false(checks_bytewise("{\"a\":\"x\0y\"}", 11));
+}
+
+/* What json-c refuses by itself in strict mode (checked against it):
+ * comments, trailing and empty commas, unquoted names, single-quoted
+ * values, white space other than RFC 8259's four, literals in another
+ * case, escapes JSON has not, hex numbers. */
+static void rejects_what_strict_json_c_refuses(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":1/* c */}", "{\"a\"/**/:1}", "{\"a\":1 // c\n}",
+		"{\"a\":[1/**/]}", "{}/*c*/", "/*c*/{}", "{}//c", "{\"a\":1#c\n}",
+		"{,}", "{\"a\":1,,\"b\":2}", "{\"a\":[1,,2]}", "{b:1}",
+		"{\"a\":['x']}", "{\v}", "{\f}", "{\"a\":\f1}", "{}\v",
+		"{\"a\":TRUE}", "{\"a\":Null}", "{\"a\":\"\\'\"}", "{\"a\":\"\\0\"}",
+		"{\"a\":\"\\v\"}", "{\"a\":\"\\u12\"}", "{\"a\":0x10}", "{\"a\":1e}",
+		"{\"a\":1e+}", "{\"a\":-}", "{\"a\":--1}", "{\"a\":1.2.3}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (accepted(bad[i]))
+			fail_msg("\"%s\" was accepted", bad[i]);
+}
+
+/* Everything RFC 8259 allows at those places still passes. */
+static void accepts_strict_edge_cases(void **state)
+{
+	static const char *const good[] = {
+		"{\"a\":0}", "{\"a\":-0}", "{\"a\":[0,-0,10,-10,109]}",
+		"{\"a\":0.0}", "{\"a\":-0.5}", "{\"a\":10.25}", "{\"a\":1.5e01}",
+		"{\"a\":0e5}", "{\"a\":-0e-0}", "{\"a\":1E+2}", "{\"a\":1e-05}",
+		"{\"a\":[1,-2]}", "{\"a\":{\"b\":-1}}",
+		"{\"it's\":\"it's\"}", "{\"a\":\"'\"}", "{\"a\":\"\\\"'\\\"\"}",
+		"{\"a\":\"\\t\\n\\r\\b\\f\\/\\\\\"}", "{\"a\":\"\\u0001\\u001f\"}",
+		"{\"a\":\"\x7f\"}", "{\"a\":\"\\u0000\"}",
+		"{\"e\":true,\"f\":false,\"n\":null}", "{ \"a\" : [ 1 , 2 ] }",
+		"{\"a\":\"0.\"}", "{\"01\":\"-.5\"}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!accepted(good[i]))
+			fail_msg("\"%s\" was refused", good[i]);
+}
+
+/* The same, wherever the network cuts the body. */
+static void strictness_across_pieces(void **state)
+{
+	assert_false(two_pieces("{", "'a':1}"));
+	assert_false(two_pieces("{\"a\":{", "'b':1}}"));
+	assert_false(two_pieces("{\"a\":\"x", "\ty\"}"));
+	assert_false(two_pieces("{\"a\":0", "0}"));
+	assert_false(two_pieces("{\"a\":-0", "1}"));
+	assert_false(two_pieces("{\"a\":1", ".}"));
+	assert_false(two_pieces("{\"a\":1.", "}"));
+	assert_false(two_pieces("{\"a\":1.", "e5}"));
+	assert_false(two_pieces("{\"a\":-", ".5}"));
+	assert_true(two_pieces("{\"a\":1.", "5}"));
+	assert_true(two_pieces("{\"a\":0", ".5}"));
+	assert_true(two_pieces("{\"a\":-", "0}"));
+	assert_true(two_pieces("{\"a\":1", "0}"));
+	assert_true(two_pieces("{\"a\":\"it", "'s\"}"));
+	assert_true(two_pieces("{\"a\":\"\\", "u0009\"}"));
+}
+
 /* Found by fuzzing: json-c's UTF-8 check refused a character split
  * between two pieces, so a request with an accent failed or passed by
  * where the network cut it. */
@@ -289,6 +377,22 @@ static void feed_after_complete_returns_0(void **state)
 	assert_int_equal(space, 0);
 	assert_int_equal(nothing, 0);
 	assert_int_equal(end, 0);
+}
+
+/* A string holding a NUL would be cut short as a C string: "alice\0x"
+ * read as "alice". js_str has none. */
+static void str_refuses_nul(void **state)
+{
+	const char *s = "{\"n\":\"alice\\u0000x\",\"z\":\"\\u0000\","
+	    "\"e\":\"\",\"t\":\"\\u0009\"}";
+	json_object *o = js_parse(s, strlen(s));
+
+	assert_non_null(o);
+	assert_null(js_str(o, "n"));
+	assert_null(js_str(o, "z"));
+	assert_string_equal(js_str(o, "e"), "");
+	assert_string_equal(js_str(o, "t"), "\t");
+	json_object_put(o);
 }
 
 static void str_checks_type(void **state)
@@ -363,6 +467,11 @@ int main(void)
 		cmocka_unit_test(utf8_across_pieces),
 		cmocka_unit_test(rejects_bad_utf8),
 		cmocka_unit_test(feed_after_complete_returns_0),
+		cmocka_unit_test(rejects_what_strict_json_c_takes),
+		cmocka_unit_test(rejects_what_strict_json_c_refuses),
+		cmocka_unit_test(accepts_strict_edge_cases),
+		cmocka_unit_test(strictness_across_pieces),
+		cmocka_unit_test(str_refuses_nul),
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
 		cmocka_unit_test(obj_checks_type),

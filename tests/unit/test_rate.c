@@ -287,6 +287,96 @@ static void batched_two_processes(void **state)
 	testapp_close(&t2);
 }
 
+/* rate_add_keys: one hit to each key, the counts after it; a new
+ * window from 1. */
+static void add_keys_returns_the_counts(void **state)
+{
+	struct testapp *t = *state;
+	const char *const ab[] = { "a", "b" }, *const bc[] = { "b", "c" };
+	const char *const four[] = { "w", "x", "y", "z" };
+	long long n[4];
+
+	assert_int_equal(rate_add_keys(&t->app, ab, 2, 60, T0, n), 0);
+	assert_int_equal(n[0], 1);
+	assert_int_equal(n[1], 1);
+	assert_int_equal(rate_add_keys(&t->app, bc, 2, 60, T0 + 30, n), 0);
+	assert_int_equal(n[0], 2);
+	assert_int_equal(n[1], 1);
+	assert_int_equal(rate_add_keys(&t->app, ab, 1, 60, T0 + 59, n), 0);
+	assert_int_equal(n[0], 2);
+	assert_int_equal(shared_n(t, "b", T0), 2);
+	assert_int_equal(rate_add_keys(&t->app, four, 4, 60, T0 + 59, n), 0);
+	assert_int_equal(n[0] + n[1] + n[2] + n[3], 4);
+	assert_int_equal(rate_add_keys(&t->app, ab, 0, 60, T0, n), -1);
+	assert_int_equal(rate_add_keys(&t->app, four, 5, 60, T0, n), -1);
+	/* The new window's first hit pruned the ended one. */
+	assert_int_equal(rate_add_keys(&t->app, bc, 1, 60, T0 + 60, n), 0);
+	assert_int_equal(n[0], 1);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 1);
+}
+
+/* rate_count_keys reads without counting: 0 for a key never hit, the
+ * count of the window holding now, after refunds too. */
+static void count_keys_reads_without_counting(void **state)
+{
+	struct testapp *t = *state;
+	const char *const kx[] = { "k", "x" }, *const xk[] = { "x", "k" };
+	long long n[2] = { -1, -1 };
+	long retry = 0;
+
+	assert_int_equal(rate_count_keys(&t->app, kx, 2, 60, T0, n), 0);
+	assert_int_equal(n[0], 0);
+	assert_int_equal(n[1], 0);
+	assert_int_equal(testapp_count(t, "SELECT count(*) FROM rate"), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 5, 60, T0, &retry), 0);
+	assert_int_equal(rate_hit(&t->app, "k", 5, 60, T0 + 1, &retry), 0);
+	assert_int_equal(rate_count_keys(&t->app, xk, 2, 60, T0 + 2, n), 0);
+	assert_int_equal(n[0], 0);
+	assert_int_equal(n[1], 2);
+	assert_int_equal(rate_count_keys(&t->app, kx, 2, 60, T0 + 2, n), 0);
+	assert_int_equal(n[0], 2);
+	assert_int_equal(rate_refund(&t->app, "k", 60, T0 + 3), 0);
+	assert_int_equal(rate_count_keys(&t->app, kx, 1, 60, T0 + 4, n), 0);
+	assert_int_equal(n[0], 1);
+	assert_int_equal(rate_count_keys(&t->app, kx, 1, 60, T0 + 60, n), 0);
+	assert_int_equal(n[0], 0);
+	assert_int_equal(rate_count_keys(&t->app, kx, 1, 3600, T0, n), 0);
+	assert_int_equal(n[0], 0);
+}
+
+/* rate_refund_keys: one back from each key that has one, never below 0,
+ * only in the window holding now. */
+static void refund_keys_takes_one_back_each(void **state)
+{
+	struct testapp *t = *state;
+	const char *const abc[] = { "a", "b", "c" };
+	long long n[3];
+
+	assert_int_equal(rate_add_keys(&t->app, abc, 2, 60, T0, n), 0);
+	assert_int_equal(rate_add_keys(&t->app, abc, 1, 60, T0, n), 0);
+	assert_int_equal(rate_refund_keys(&t->app, abc, 3, 60, T0 + 1), 0);
+	assert_int_equal(shared_n(t, "a", T0), 1);
+	assert_int_equal(shared_n(t, "b", T0), 0);
+	assert_int_equal(shared_n(t, "c", T0), 0);
+	assert_int_equal(rate_refund_keys(&t->app, abc, 3, 60, T0 + 2), 0);
+	assert_int_equal(rate_refund_keys(&t->app, abc, 3, 60, T0 + 2), 0);
+	assert_int_equal(shared_n(t, "a", T0), 0);
+	assert_int_equal(shared_n(t, "b", T0), 0);
+	assert_int_equal(rate_add_keys(&t->app, abc, 1, 60, T0, n), 0);
+	assert_int_equal(rate_refund_keys(&t->app, abc, 1, 60, T0 + 60), 0);
+	assert_int_equal(shared_n(t, "a", T0), 1);
+}
+
+static void window_left_counts_to_the_end(void **state)
+{
+	(void)state;
+	assert_int_equal(rate_window_left(60, T0), 60);
+	assert_int_equal(rate_window_left(60, T0 + 1), 59);
+	assert_int_equal(rate_window_left(60, T0 + 59), 1);
+	assert_int_equal(rate_window_left(60, T0 + 60), 60);
+	assert_int_equal(rate_window_left(900, (time_t)1700000100), 900 - 1700000100 % 900);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
 
 int main(void)
@@ -310,6 +400,10 @@ int main(void)
 		T(batched_small_limit_every_hit),
 		T(batched_new_window_starts_afresh),
 		T(batched_two_processes),
+		T(add_keys_returns_the_counts),
+		T(count_keys_reads_without_counting),
+		T(refund_keys_takes_one_back_each),
+		T(window_left_counts_to_the_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -813,6 +813,42 @@ static void read_short_body_is_error(void **state)
 	buf_free(&f.out);
 }
 
+/* What the transport was last told to wait (req_deadlines, req_read). */
+static long told_recv, told_send;
+
+static int f_timeouts(void *ctx, long recv_ms, long send_ms)
+{
+	(void)ctx;
+	told_recv = recv_ms;
+	told_send = send_ms;
+	return 0;
+}
+
+/* The body's deadline: the grace at first, then REQ_BODY_MIN_RATE; a
+ * body that has fallen behind it is an error before the read. */
+static void read_has_a_deadline(void **state)
+{
+	struct fake f;
+	struct req r;
+	char p[100];
+
+	fake_init(&f, "POST", "/api/ping");
+	fake_set(&f, "CONTENT_LENGTH", "10");
+	fake_body(&f, "abcdefghij");
+	assert_int_equal(init(*state, &f, &r), 0);
+	req_deadlines(&r, f_timeouts);
+	assert_int_equal(told_recv, REQ_BODY_GRACE * 1000L);
+	assert_int_equal(told_send, REQ_SEND_IDLE * 1000L);
+	assert_int_equal(req_read(&r, p, 4), 4);
+	assert_true(told_recv > (REQ_BODY_GRACE - 1) * 1000L);
+	/* As if the grace and what 4 bytes earn had passed long ago. */
+	r.started_ms -= REQ_BODY_GRACE * 1000LL + 60000;
+	assert_int_equal(req_read(&r, p, sizeof(p)), -1);
+	assert_int_equal(f.pos, 4);
+	req_free(&r);
+	buf_free(&f.out);
+}
+
 /* req_json_body over one body: the object (put here) or NULL, with the
  * answer left in f. */
 static int json_body(struct testapp *t, struct fake *f, const char *type,
@@ -1323,6 +1359,7 @@ int main(void)
 		T(read_stops_at_content_length),
 		T(read_in_small_pieces),
 		T(read_short_body_is_error),
+		T(read_has_a_deadline),
 		T(read_all_stops_at_content_length),
 		T(read_all_refuses_declared_too_large),
 		T(read_all_without_length_caps_at_max),
