@@ -1,6 +1,5 @@
 #include "cap.h"
 
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,32 @@ struct cap_key {
 	struct cap_key *next;               /* hash chain */
 	struct cap_stream *first, *last;    /* a session's streams */
 	unsigned n;
+	uint32_t h;                         /* hash(name): its chain */
 	char name[CAP_KEY_MAX + 1];
 };
+
+static int table_init(struct cap_table *t)
+{
+	t->nb = CAP_BUCKETS_MIN;
+	t->n = 0;
+	t->b = calloc(t->nb, sizeof(*t->b));
+	return t->b ? 0 : -1;
+}
+
+static void table_free(struct cap_table *t)
+{
+	struct cap_key *k, *next;
+	unsigned i;
+
+	for (i = 0; t->b && i < t->nb; i++)
+		for (k = t->b[i]; k; k = next) {
+			next = k->next;
+			free(k);
+		}
+	free(t->b);
+	t->b = NULL;
+	t->n = 0;
+}
 
 int cap_init(struct cap *c, unsigned per_sess, unsigned per_addr,
     uint64_t replace_after_ms)
@@ -25,32 +48,25 @@ int cap_init(struct cap *c, unsigned per_sess, unsigned per_addr,
 	c->per_sess = per_sess;
 	c->per_addr = per_addr;
 	c->replace_after_ms = replace_after_ms;
-	return seal_random(c->seed, sizeof(c->seed));
-}
-
-static void chain_free(struct cap_key **b)
-{
-	struct cap_key *k, *next;
-	unsigned i;
-
-	for (i = 0; i < CAP_BUCKETS; i++)
-		for (k = b[i], b[i] = NULL; k; k = next) {
-			next = k->next;
-			free(k);
-		}
+	if (seal_random(c->seed, sizeof(c->seed)) == -1 ||
+	    table_init(&c->sess) == -1 || table_init(&c->addr) == -1) {
+		cap_free(c);
+		return -1;
+	}
+	return 0;
 }
 
 void cap_free(struct cap *c)
 {
-	chain_free(c->sess);
-	chain_free(c->addr);
+	table_free(&c->sess);
+	table_free(&c->addr);
 	c->nkeys = 0;
 	seal_wipe(c->seed, sizeof(c->seed));
 }
 
 /* A keyed hash: an address or id that a client picks cannot be made to
  * share a chain with many others. */
-static unsigned bucket(const struct cap *c, const char *name)
+static uint32_t hash(const struct cap *c, const char *name)
 {
 	unsigned char mac[SEAL_HASH_LEN];
 	uint32_t h;
@@ -58,90 +74,131 @@ static unsigned bucket(const struct cap *c, const char *name)
 	if (seal_hmac(c->seed, sizeof(c->seed), name, strlen(name), mac) == -1)
 		return 0;
 	memcpy(&h, mac, sizeof(h));
-	return h % CAP_BUCKETS;
+	return h;
 }
 
-static struct cap_key *find(const struct cap *c, struct cap_key *const *b,
+static struct cap_key **chain(const struct cap_table *t, uint32_t h)
+{
+	return &t->b[h & (t->nb - 1)];
+}
+
+static struct cap_key *find(const struct cap_table *t, uint32_t h,
     const char *name)
 {
 	struct cap_key *k;
 
-	for (k = b[bucket(c, name)]; k; k = k->next)
-		if (!strcmp(k->name, name))
+	if (t->b == NULL)               /* never set up, or freed */
+		return NULL;
+	for (k = *chain(t, h); k; k = k->next)
+		if (k->h == h && !strcmp(k->name, name))
 			return k;
 	return NULL;
 }
 
+/* Twice the chains once there are more keys than CAP_LOAD a chain, so
+ * that a lookup stays a short walk however many streams are held. Out of
+ * memory it stays as it is, slower and still right. */
+static void grow(struct cap_table *t)
+{
+	struct cap_key **old = t->b, *k, *next;
+	unsigned i, nb = t->nb;
+
+	if (t->n <= CAP_LOAD * nb || nb > UINT32_MAX / 4)
+		return;
+	if ((t->b = calloc(2 * (size_t)nb, sizeof(*t->b))) == NULL) {
+		t->b = old;
+		return;
+	}
+	t->nb = 2 * nb;
+	for (i = 0; i < nb; i++)
+		for (k = old[i]; k; k = next) {
+			next = k->next;
+			k->next = *chain(t, k->h);
+			*chain(t, k->h) = k;
+		}
+	free(old);
+}
+
 /* The key named name (cut to CAP_KEY_MAX), made when missing: NULL out
  * of memory. */
-static struct cap_key *hold(struct cap *c, struct cap_key **b, const char *name)
+static struct cap_key *hold(struct cap *c, struct cap_table *t, const char *name)
 {
 	char cut[CAP_KEY_MAX + 1];
-	struct cap_key **pp, *k;
+	struct cap_key *k, **pp;
+	uint32_t h;
 
 	snprintf(cut, sizeof(cut), "%s", name);
-	if ((k = find(c, b, cut)) != NULL)
+	h = hash(c, cut);
+	if ((k = find(t, h, cut)) != NULL)
 		return k;
-	if ((k = calloc(1, sizeof(*k))) == NULL)
+	if (t->b == NULL || (k = calloc(1, sizeof(*k))) == NULL)
 		return NULL;
 	memcpy(k->name, cut, sizeof(cut));
-	pp = &b[bucket(c, cut)];
+	k->h = h;
+	pp = chain(t, h);
 	k->next = *pp;
 	*pp = k;
+	t->n++;
 	c->nkeys++;
+	grow(t);
 	return k;
 }
 
-static void release(struct cap *c, struct cap_key **b, struct cap_key *k)
+static void release(struct cap *c, struct cap_table *t, struct cap_key *k)
 {
 	struct cap_key **pp;
 
 	if (--k->n)
 		return;
-	for (pp = &b[bucket(c, k->name)]; *pp; pp = &(*pp)->next)
+	for (pp = chain(t, k->h); *pp; pp = &(*pp)->next)
 		if (*pp == k) {
 			*pp = k->next;
 			break;
 		}
 	free(k);
+	t->n--;
 	c->nkeys--;
 }
 
-static unsigned count(const struct cap *c, struct cap_key *const *b,
-    const char *name)
+/* The key named name (cut to CAP_KEY_MAX), or NULL. */
+static const struct cap_key *lookup(const struct cap *c,
+    const struct cap_table *t, const char *name)
 {
 	char cut[CAP_KEY_MAX + 1];
-	const struct cap_key *k;
 
 	snprintf(cut, sizeof(cut), "%s", name);
-	k = find(c, b, cut);
+	return find(t, hash(c, cut), cut);
+}
+
+static unsigned count(const struct cap *c, const struct cap_table *t,
+    const char *name)
+{
+	const struct cap_key *k = lookup(c, t, name);
+
 	return k ? k->n : 0;
 }
 
 unsigned cap_session_count(const struct cap *c, const char *sess)
 {
-	return count(c, c->sess, sess);
+	return count(c, &c->sess, sess);
 }
 
 unsigned cap_address_count(const struct cap *c, const char *addr)
 {
-	return count(c, c->addr, addr);
+	return count(c, &c->addr, addr);
 }
 
 enum cap_verdict cap_admit(const struct cap *c, const char *sess,
     const char *addr, uint64_t now, struct cap_stream **oldest,
     unsigned *retry_s)
 {
-	char cut[CAP_KEY_MAX + 1];
-	const struct cap_key *k;
+	const struct cap_key *k = lookup(c, &c->sess, sess);
 	struct cap_stream *old = NULL;
 	unsigned in_addr;
 	uint64_t age, left;
 
 	*oldest = NULL;
 	*retry_s = 0;
-	snprintf(cut, sizeof(cut), "%s", sess);
-	k = find(c, c->sess, cut);
 	if (c->per_sess && k && k->n >= c->per_sess) {
 		old = k->first;
 		age = now > old->since ? now - old->since : 0;
@@ -170,11 +227,11 @@ int cap_add(struct cap *c, struct cap_stream *s, const char *sess,
 	struct cap_key *ks, *ka;
 
 	memset(s, 0, sizeof(*s));
-	if ((ks = hold(c, c->sess, sess)) == NULL)
+	if ((ks = hold(c, &c->sess, sess)) == NULL)
 		return -1;
-	if ((ka = hold(c, c->addr, addr)) == NULL) {
+	if ((ka = hold(c, &c->addr, addr)) == NULL) {
 		ks->n++;
-		release(c, c->sess, ks);
+		release(c, &c->sess, ks);
 		return -1;
 	}
 	ks->n++;
@@ -205,45 +262,7 @@ void cap_remove(struct cap *c, struct cap_stream *s)
 		s->next->prev = s->prev;
 	else
 		ks->last = s->prev;
-	release(c, c->sess, ks);
-	release(c, c->addr, s->addr);
+	release(c, &c->sess, ks);
+	release(c, &c->addr, s->addr);
 	memset(s, 0, sizeof(*s));
-}
-
-/* Clears the host bits of an IPv6 address past its first prefix bits. */
-static void keep_prefix(unsigned char b[16], unsigned prefix)
-{
-	unsigned i;
-
-	for (i = 0; i < 16; i++) {
-		if (prefix >= 8) {
-			prefix -= 8;
-			continue;
-		}
-		b[i] &= (unsigned char)(0xff00u >> prefix);
-		prefix = 0;
-	}
-}
-
-int cap_net(const char *ip, unsigned v6prefix, char *out, size_t n)
-{
-	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
-	unsigned char b[16];
-	char text[INET6_ADDRSTRLEN];
-	int len;
-
-	if (v6prefix > 128)
-		v6prefix = 128;
-	if (inet_pton(AF_INET6, ip, b) == 1) {
-		if (!memcmp(b, mapped, sizeof(mapped))) {
-			inet_ntop(AF_INET, b + 12, text, sizeof(text));
-			len = snprintf(out, n, "%s", text);
-		} else {
-			keep_prefix(b, v6prefix);
-			inet_ntop(AF_INET6, b, text, sizeof(text));
-			len = snprintf(out, n, "%s/%u", text, v6prefix);
-		}
-	} else
-		len = snprintf(out, n, "%s", ip);
-	return len >= 0 && (size_t)len < n ? 0 : -1;
 }

@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CAP_BUCKETS 1024
+#define CAP_BUCKETS_MIN 256     /* chains of a table at first (a power of 2) */
+#define CAP_LOAD 2              /* keys a chain before the table doubles */
 #define CAP_KEY_MAX 64          /* a session id, an address's key */
 #define CAP_SEED_LEN 32
 
@@ -29,8 +30,15 @@ struct cap_stream {
 	uint64_t since;                  /* ms (ev_clock) when it opened */
 };
 
+/* Keys by their hash: nb chains, doubled as the keys grow past CAP_LOAD
+ * a chain (never shrunk: its size is the most keys there were). */
+struct cap_table {
+	struct cap_key **b;
+	unsigned nb, n;
+};
+
 struct cap {
-	struct cap_key *sess[CAP_BUCKETS], *addr[CAP_BUCKETS];
+	struct cap_table sess, addr;
 	unsigned char seed[CAP_SEED_LEN];
 	unsigned per_sess, per_addr;     /* 0: no cap */
 	uint64_t replace_after_ms;       /* an older stream may be replaced */
@@ -44,7 +52,8 @@ enum cap_verdict {
 	CAP_ADDRESS_FULL     /* refused: the address is at its cap */
 };
 
-/* Sets the caps and a fresh random seed: 0, or -1 without randomness. */
+/* Sets the caps and a fresh random seed: 0, or -1 without randomness or
+ * memory (nothing to free then). */
 int cap_init(struct cap *c, unsigned per_sess, unsigned per_addr,
     uint64_t replace_after_ms);
 /* Frees the keys (their streams are not touched). */
@@ -66,10 +75,5 @@ void cap_remove(struct cap *c, struct cap_stream *s);
 /* The streams counted under a session or an address key. */
 unsigned cap_session_count(const struct cap *c, const char *sess);
 unsigned cap_address_count(const struct cap *c, const char *addr);
-
-/* The key a client address is counted under: an IPv4 address as itself
- * (also when written as v4-mapped IPv6), an IPv6 address as its /prefix
- * network, anything else as given. 0, or -1 when out is too small. */
-int cap_net(const char *ip, unsigned v6prefix, char *out, size_t n);
 
 #endif

@@ -174,7 +174,7 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 	if (cap_init(&pd->cap, (unsigned)pd->app.cfg.push_streams_per_session,
 	    (unsigned)pd->app.cfg.push_streams_per_ip,
 	    PUSHD_REPLACE_AFTER_MS) == -1) {
-		log_err("pushd: no randomness for the stream caps");
+		log_err("pushd: no randomness or memory for the stream caps");
 		close(lfd);
 		return -1;
 	}

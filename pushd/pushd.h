@@ -27,9 +27,6 @@
  * cap only once it has been open this long: a reload wins, a burst is
  * refused. */
 #define PUSHD_REPLACE_AFTER_MS 10000
-/* An IPv6 client is counted by its /64, as the sign-in limits count it
- * (the network a single host is given). */
-#define PUSHD_IPV6_PREFIX 64
 
 #define container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))

@@ -8,6 +8,7 @@
 #include "acct.h"
 #include "conn.h"
 #include "log.h"
+#include "login.h"
 #include "pct.h"
 #include "pushd.h"
 #include "req.h"
@@ -184,10 +185,13 @@ static void tab_start(struct req *r, struct tab *t)
 	acct_replay(t->acct, t, req_param(r, "HTTP_LAST_EVENT_ID"));
 }
 
-/* The key the client's address is counted under (cap_net). */
-static void tab_net(const struct req *r, char out[CAP_KEY_MAX + 1])
+/* The key the client's address is counted under: the network the
+ * sign-in limits count it as (an IPv6 client's /login_ipv6_prefix). */
+static void tab_net(const struct pushd *pd, const struct req *r,
+    char out[CAP_KEY_MAX + 1])
 {
-	if (cap_net(r->ip, PUSHD_IPV6_PREFIX, out, CAP_KEY_MAX + 1) == -1)
+	if (login_client_net(r->ip, pd->app.cfg.login_ipv6_prefix, out,
+	    CAP_KEY_MAX + 1) == -1)
 		snprintf(out, CAP_KEY_MAX + 1, "%s", r->ip);
 }
 
@@ -251,7 +255,7 @@ void tab_handle(struct req *r)
 		    "types, closeafter or ping is not valid.");
 		return;
 	}
-	tab_net(r, net);
+	tab_net(pd, r, net);
 	v = cap_admit(&pd->cap, r->sess->id, net, now, &old, &retry_s);
 	if (v == CAP_SESSION_FULL || v == CAP_ADDRESS_FULL) {
 		tab_refuse(r, pd, v, retry_s, net, now);
