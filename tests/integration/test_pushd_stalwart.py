@@ -22,6 +22,7 @@ import time
 import base64
 import hashlib
 import hmac
+import re
 import sqlite3
 import urllib.request
 
@@ -508,13 +509,16 @@ class Suite:
         token = self.token(sub_id)
         t.ok(len(token) == 43, "the mail server holds our callback URL with its token",
              token)
+        t.ok(re.fullmatch(r"[0-9a-f]{64}", token_hash or "") is not None,
+             "the database's token_hash is 64 hex digits", token_hash)
         t.eq(token_hash, hashlib.sha256(token.encode()).hexdigest(),
              "the database holds the token's SHA-256, not the token")
         t.ok(token.encode() not in self.db_bytes(),
              "no clear push token anywhere in the state database's files")
         path = "/api/push/" + token
         r = c.request("POST", path, {"@type": "StateChange", "changed": {}}, csrf=False)
-        t.eq(r.status, 202, "a callback with the right token: 202")
+        t.eq(r.status, 202, "a callback with the right token, its hash read back from "
+             "the database after pushd's restart: 202")
         wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
         r = c.request("POST", "/api/push/" + wrong, {"@type": "StateChange", "changed": {}},
                       csrf=False)
