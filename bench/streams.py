@@ -179,8 +179,9 @@ def launch_lighttpd(stack, n):
     conf = os.path.join(os.path.dirname(shipped), "lighttpd-bench.conf")
     with open(conf, "w") as f:
         f.write(f'include "{os.path.basename(shipped)}"\n')
-        f.write(f"server.max-fds = {hard}\n")
-        f.write(f"server.max-connections = {(hard - 256) // 2}\n")
+        # := replaces what the shipped lighttpd.conf sets.
+        f.write(f"server.max-fds := {hard}\n")
+        f.write(f"server.max-connections := {(hard - 256) // 2}\n")
         if workers > 1:
             f.write(f"server.max-worker = {workers}\n")
     with open(stack.error_log, "ab") as log:
