@@ -31,16 +31,17 @@ static const char *const mode_names[] = { "poll", "relay", "subscription" };
 
 static const char sql_upsert[] =
     "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
-    " token, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    " token_hash, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
     " ON CONFLICT(account) DO UPDATE SET"
     " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
     " updated = excluded.updated, sub_id = excluded.sub_id,"
-    " token = excluded.token, expires = excluded.expires";
+    " token_hash = excluded.token_hash, expires = excluded.expires";
 static const char sql_delete_any[] =
     "DELETE FROM push_accounts WHERE account = ?1";
 static const char sql_held[] =
-    "SELECT sub_id, token, expires FROM push_accounts WHERE account = ?1"
-    " AND mode = 'subscription' AND sub_id IS NOT NULL AND token IS NOT NULL";
+    "SELECT sub_id, token_hash, expires FROM push_accounts WHERE account = ?1"
+    " AND mode = 'subscription' AND sub_id IS NOT NULL"
+    " AND token_hash IS NOT NULL";
 /* Poll and relay channels die with the process; a subscription
  * outlives it and keeps its row. */
 static const char sql_delete[] =
@@ -138,7 +139,7 @@ static void acct_write(struct acct *a)
 	 * verified one is worth reusing after a restart. */
 	if (a->sub_id && a->sub_state == SUB_VERIFIED) {
 		db_bind_text(st, 6, a->sub_id);
-		db_bind_text(st, 7, a->token);
+		db_bind_text(st, 7, a->token_hash);
 		sqlite3_bind_int64(st, 8, a->sub_expires);
 	}
 	db_exec_stmt(db, st);
@@ -1312,18 +1313,18 @@ static void sub_load(struct acct *a)
 {
 	struct db *db = &a->pd->app.db;
 	sqlite3_stmt *st = db_stmt(db, sql_held);
-	const char *id, *tok;
+	const char *id, *hash;
 
 	if (st == NULL)
 		return;
 	db_bind_text(st, 1, a->key);
 	if (sqlite3_step(st) == SQLITE_ROW &&
 	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
-	    (tok = (const char *)sqlite3_column_text(st, 1)) != NULL &&
-	    strlen(tok) < sizeof(a->token) &&
+	    (hash = (const char *)sqlite3_column_text(st, 1)) != NULL &&
+	    strlen(hash) == ACCT_TOKEN_HEX &&
 	    sqlite3_column_int64(st, 2) > (long long)time(NULL)) {
 		a->sub_id = strdup(id);
-		snprintf(a->token, sizeof(a->token), "%s", tok);
+		memcpy(a->token_hash, hash, sizeof(a->token_hash));
 		a->sub_expires = sqlite3_column_int64(st, 2);
 		if (a->sub_id)
 			a->sub_state = SUB_VERIFIED;
@@ -1352,7 +1353,7 @@ static void sub_clear(struct acct *a, enum acct_sub st)
 	a->sub_id = NULL;
 	free(a->verify_code);
 	a->verify_code = NULL;
-	seal_wipe(a->token, sizeof(a->token));
+	seal_wipe(a->token_hash, sizeof(a->token_hash));
 	a->sub_state = (uint8_t)st;
 	ev_timer_stop(&a->pd->ev, &a->sub_timer);
 }
@@ -1435,23 +1436,28 @@ static json_object *sub_create_args(struct acct *a, json_object *destroy)
 {
 	struct pushd *pd = a->pd;
 	unsigned char rnd[32];
-	char dev[APP_KEY_HEX + 1], url[1024];
+	char dev[APP_KEY_HEX + 1], url[1024], token[44];
 	json_object *args = json_object_new_object(), *create, *c;
 	size_t n;
 
+	/* The token goes into the URL the JMAP server is given, and only
+	 * its hash is kept. */
 	seal_random(rnd, sizeof(rnd));
-	seal_b64url_encode(rnd, sizeof(rnd), a->token);
+	seal_b64url_encode(rnd, sizeof(rnd), token);
 	seal_wipe(rnd, sizeof(rnd));
+	acct_token_hash(token, a->token_hash);
 	sub_device(pd, dev);
 	n = strlen(pd->app.cfg.push_public_url);
 	while (n && pd->app.cfg.push_public_url[n - 1] == '/')
 		n--;
 	snprintf(url, sizeof(url), "%.*s/api/push/%s", (int)n,
-	    pd->app.cfg.push_public_url, a->token);
+	    pd->app.cfg.push_public_url, token);
+	seal_wipe(token, sizeof(token));
 	a->sub_expires = (long long)time(NULL) + pd->app.cfg.push_expiry;
 	c = json_object_new_object();
 	json_object_object_add(c, "deviceClientId", json_object_new_string(dev));
 	json_object_object_add(c, "url", json_object_new_string(url));
+	seal_wipe(url, sizeof(url));
 	json_object_object_add(c, "expires", sub_utc(a->sub_expires));
 	json_object_object_add(c, "types", NULL);
 	create = json_object_new_object();
@@ -1775,32 +1781,43 @@ static void sub_on_idle(struct ev *ev, struct ev_timer *t)
 		sub_next(a);
 }
 
-static struct acct *acct_by_token(struct pushd *pd, const char *token)
+void acct_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1])
+{
+	unsigned char h[SEAL_HASH_LEN];
+
+	seal_sha256(token, strlen(token), h);
+	seal_hex(h, sizeof(h), out);
+}
+
+/* The account whose token hashes to hash, compared in constant time. */
+static struct acct *acct_by_token(struct pushd *pd, const char *hash)
 {
 	struct acct *a;
 	unsigned i;
 
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
 		for (a = pd->accts[i]; a; a = a->next)
-			if (a->token[0] &&
-			    strlen(a->token) == strlen(token) &&
-			    seal_equal(a->token, token, strlen(token)))
+			if (a->token_hash[0] &&
+			    seal_equal(a->token_hash, hash, ACCT_TOKEN_HEX))
 				return a;
 	return NULL;
 }
 
 /* A verified subscription whose account has no tabs in this process (a
- * restart): 1 when the database holds the token. */
-static int token_stored(struct pushd *pd, const char *token)
+ * restart): 1 when the database holds the token's hash. Looked up by the
+ * hash, so that what the lookup's time tells is of a hash, not of the
+ * token. */
+static int token_stored(struct pushd *pd, const char *hash)
 {
 	static const char sql[] =
-	    "SELECT 1 FROM push_accounts WHERE token = ?1 AND mode = 'subscription'";
+	    "SELECT 1 FROM push_accounts WHERE token_hash = ?1"
+	    " AND mode = 'subscription'";
 	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	db_bind_text(st, 1, token);
+	db_bind_text(st, 1, hash);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -1808,20 +1825,26 @@ static int token_stored(struct pushd *pd, const char *token)
 
 int acct_token_known(struct pushd *pd, const char *token)
 {
-	return acct_by_token(pd, token) ? 1 : token_stored(pd, token);
+	char hash[ACCT_TOKEN_HEX + 1];
+
+	acct_token_hash(token, hash);
+	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash);
 }
 
 int acct_push_callback(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n)
 {
-	struct acct *a = acct_by_token(pd, token);
+	struct acct *a;
 	json_object *o, *changed;
 	char *states[ACCT_NTYPES] = { NULL };
+	char hash[ACCT_TOKEN_HEX + 1];
 	const char *type, *id, *code;
 	unsigned i, got;
 	int known, rc;
 
-	if (a == NULL && (known = token_stored(pd, token)) <= 0)
+	acct_token_hash(token, hash);
+	if ((a = acct_by_token(pd, hash)) == NULL &&
+	    (known = token_stored(pd, hash)) <= 0)
 		return known == -1 ? 500 : 404;
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))

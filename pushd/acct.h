@@ -25,6 +25,7 @@ struct acct_check;
 enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
 #define ACCT_ALL ((1u << ACCT_NTYPES) - 1)
 #define ACCT_RING 16
+#define ACCT_TOKEN_HEX 64               /* a push token's SHA-256, hex */
 
 enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
 /* A subscription: none, created and awaiting its verification, verified;
@@ -73,7 +74,9 @@ struct acct {
 	struct mc_job sjob;              /* the PushSubscription call in flight */
 	struct buf sresp;
 	char *sub_id;
-	char token[44];                  /* 32 random bytes, base64url */
+	/* SHA-256 (hex) of the token in the callback URL (32 random bytes,
+	 * base64url), "" when none: the token itself is not kept. */
+	char token_hash[ACCT_TOKEN_HEX + 1];
 	char *verify_code;               /* a PushVerification to confirm */
 	long long sub_expires;
 	struct ev_timer sub_timer;       /* renewal check, verification deadline */
@@ -108,6 +111,9 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
 void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
+/* What pushd keeps of a push token (its SHA-256 in hex), in memory and in
+ * push_accounts.token_hash. */
+void acct_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1]);
 /* Whether token is a push subscription's of this pushd: 1, 0, or -1 when
  * the database cannot tell. */
 int acct_token_known(struct pushd *pd, const char *token);

@@ -66,6 +66,8 @@ static const struct cfg_key cfg_keys[] = {
 	{ "push_verify_timeout", T_DURATION, O(push_verify_timeout), 1, DAY, NULL },
 	{ "push_expiry", T_DURATION, O(push_expiry), 10, 7 * DAY, NULL },
 	{ "push_renew", T_DURATION, O(push_renew), 5, 7 * DAY, NULL },
+	{ "push_streams_per_session", T_INT, O(push_streams_per_session), 0, 1000000, NULL },
+	{ "push_streams_per_ip", T_INT, O(push_streams_per_ip), 0, 1000000, NULL },
 	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL },
 };
 #undef O
@@ -117,6 +119,8 @@ void cfg_defaults(struct cfg *c)
 	c->push_verify_timeout = 180;
 	c->push_expiry = 7 * DAY;
 	c->push_renew = 2 * DAY;
+	c->push_streams_per_session = 4;
+	c->push_streams_per_ip = 256;
 	c->pushd_socket = xstrdup(RUNDIR "/pushd.sock");
 }
 

@@ -58,6 +58,8 @@ struct cfg {
 	long push_verify_timeout;   /* a subscription's verification awaited */
 	long push_expiry;           /* a subscription's lifetime asked for */
 	long push_renew;            /* renewed when less than this is left */
+	long push_streams_per_session;  /* event streams at once, 0 = no cap */
+	long push_streams_per_ip;   /* the same per address (an IPv6 /64) */
 	char *pushd_socket;
 };
 
