@@ -316,7 +316,10 @@ class PushSuite:
         r = alice.request("GET", "/api/events?closeafter=maybe")
         t.eq(r.status, 400, "bad closeafter: 400")
         r = alice.request("POST", "/api/events", b"")
-        t.eq(r.status, 405, "POST /api/events: 405")
+        t.eq((r.status, r.json().get("error")), (400, "bad_request"),
+             "POST /api/events without visible: 400")
+        r = alice.request("PUT", "/api/events", b"")
+        t.eq(r.status, 405, "PUT /api/events: 405")
         r = c.request("POST", "/api/push/unknown-token", {"@type": "StateChange"}, csrf=False)
         t.eq(r.status, 404, "unknown push token: 404")
         t.eq(r.json().get("error"), "not_found", "unknown push token: not_found JSON")

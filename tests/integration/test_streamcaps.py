@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
+import apache  # noqa: E402
 from stack import SLOW, Stack  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import MARGIN, Stream  # noqa: E402
@@ -213,32 +214,60 @@ class Suite:
         self.close_all()
 
 
-def main():
-    t = Tap()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
-    root = tempfile.mkdtemp(prefix="postern-it-streamcaps-")
+class Labelled:
+    """The Tap with each check's name prefixed by the web server's."""
+
+    def __init__(self, t, label):
+        self.t, self.label = t, label
+
+    def ok(self, cond, name, *diag):
+        return self.t.ok(cond, f"{self.label}: {name}", *diag)
+
+    def eq(self, got, want, name):
+        return self.t.eq(got, want, f"{self.label}: {name}")
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)
+
+
+def one_server(t, root, label, **kind):
     # Sign-in limits out of the way (the test signs in often from one
     # address); the session's cap keeps its default.
-    stack = Stack(root, mode="fcgi", seed=False,
+    stack = Stack(os.path.join(root, label), seed=False,
                   conf_extra={"push_mode": "poll", "push_poll_interval": "5s",
                               "push_streams_per_ip": str(PER_IP),
-                              "login_limit_ip": "1000", "login_limit_user": "1000"})
+                              "login_limit_ip": "1000", "login_limit_user": "1000"}, **kind)
+    lt = Labelled(t, label)
     try:
         stack.start()
     except Exception as e:
-        t.bail(f"stack did not start: {e}")
-    suite = Suite(t, stack)
+        t.bail(f"{label}: stack did not start: {e}")
+    suite = Suite(lt, stack)
     try:
         for name in ("session_cap", "address_cap", "old_attack"):
-            t.run(name, getattr(suite, name))
+            t.run(f"{label} {name}", getattr(suite, name))
             suite.close_all()
         # Under the sanitizers a leak or a memory error makes this fail.
-        t.eq(stack.stop_pushd(), 0, "pushd stops cleanly on SIGTERM (no leak, under the sanitizers)")
+        lt.eq(stack.stop_pushd(), 0, "pushd stops cleanly on SIGTERM (no leak, under the sanitizers)")
     finally:
         if t.failed:
             print("# pushd log tail:\n# " + stack.pushd_tail().replace("\n", "\n# "))
         stack.stop()
+
+
+def main():
+    t = Tap()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    # A short folder (Apache's Unix socket paths), open to the web
+    # server's user, who runs pushd under Apache.
+    root = tempfile.mkdtemp(prefix="postern-streamcaps-")
+    os.chmod(root, 0o755)
+    one_server(t, root, "lighttpd", mode="fcgi")
+    if apache.skip_reason("proxy_fcgi"):
+        print(f"# Apache left out: {apache.skip_reason('proxy_fcgi')}")
+    else:
+        one_server(t, root, "apache", mode="proxy_fcgi", server="apache")
     return t.done()
 
 
