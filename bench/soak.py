@@ -312,7 +312,9 @@ def main():
         "push_mode": "relay", "log_level": "warning",
         "login_limit_user": str(USER_LIMIT), "login_limit_ip": "1000000",
         "login_limit_all": "1000000", "login_window": "60s",
-        "api_budget": "1000000"})
+        "api_budget": "1000000",
+        # Its streams are one session's, from one address: no caps.
+        "push_streams_per_session": "0", "push_streams_per_ip": "0"})
     counters = Counters()
     stop = threading.Event()
     streams = None

@@ -179,8 +179,9 @@ def launch_lighttpd(stack, n):
     conf = os.path.join(os.path.dirname(shipped), "lighttpd-bench.conf")
     with open(conf, "w") as f:
         f.write(f'include "{os.path.basename(shipped)}"\n')
-        f.write(f"server.max-fds = {hard}\n")
-        f.write(f"server.max-connections = {(hard - 256) // 2}\n")
+        # := replaces what the shipped lighttpd.conf sets.
+        f.write(f"server.max-fds := {hard}\n")
+        f.write(f"server.max-connections := {(hard - 256) // 2}\n")
         if workers > 1:
             f.write(f"server.max-worker = {workers}\n")
     with open(stack.error_log, "ab") as log:
@@ -324,8 +325,11 @@ def measure(ns, builddir, floor_hello=False, floor_only=False):
     floor_bin = os.path.join(root, "ssefloor")
     subprocess.run(["cc", "-O2", "-o", floor_bin, os.path.join(HERE, "ssefloor.c")],
                    check=True)
+    # Every stream is one session's, from one address: no caps.
     stack = Stack(root, conf_extra={"push_mode": "poll", "push_poll_interval": "1s",
-                                       "log_level": "warning"})
+                                       "log_level": "warning",
+                                       "push_streams_per_session": "0",
+                                       "push_streams_per_ip": "0"})
     floor = None
     results = []
     login = "alice@example.test"

@@ -1,4 +1,4 @@
--- postern state, schema version 3 (PRAGMA user_version).
+-- postern state, schema version 4 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
 -- or a cookie in clear: see "Sessions and secrets" in docs/DECISIONS.md.
@@ -56,12 +56,15 @@ CREATE TABLE settings (
 -- poll, relay or subscription; state the last JMAP states pushd saw (JSON);
 -- tabs the event streams the account has open (version 2), so that
 -- /api/health can tell tabs by mode. Poll and relay rows live only while
--- the account has tabs; a subscription's row outlives them.
+-- the account has tabs; a subscription's row outlives them. A verified
+-- subscription's sub_id, its expiry, and token_hash: SHA-256 (hex) of the
+-- token in its callback URL, the callback's only credential, which is
+-- never stored (version 4; before, the column "token" held it in clear).
 CREATE TABLE push_accounts (
   account   TEXT PRIMARY KEY,
   mode      TEXT NOT NULL,
   sub_id    TEXT,
-  token     TEXT,
+  token_hash TEXT,
   state     TEXT,
   expires   INTEGER,
   updated   INTEGER NOT NULL,

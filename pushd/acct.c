@@ -31,16 +31,17 @@ static const char *const mode_names[] = { "poll", "relay", "subscription" };
 
 static const char sql_upsert[] =
     "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
-    " token, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    " token_hash, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
     " ON CONFLICT(account) DO UPDATE SET"
     " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
     " updated = excluded.updated, sub_id = excluded.sub_id,"
-    " token = excluded.token, expires = excluded.expires";
+    " token_hash = excluded.token_hash, expires = excluded.expires";
 static const char sql_delete_any[] =
     "DELETE FROM push_accounts WHERE account = ?1";
 static const char sql_held[] =
-    "SELECT sub_id, token, expires FROM push_accounts WHERE account = ?1"
-    " AND mode = 'subscription' AND sub_id IS NOT NULL AND token IS NOT NULL";
+    "SELECT sub_id, token_hash, expires FROM push_accounts WHERE account = ?1"
+    " AND mode = 'subscription' AND sub_id IS NOT NULL"
+    " AND token_hash IS NOT NULL";
 /* Poll and relay channels die with the process; a subscription
  * outlives it and keeps its row. */
 static const char sql_delete[] =
@@ -53,6 +54,7 @@ static const char sql_expired[] =
     "DELETE FROM push_accounts WHERE mode = 'subscription' AND expires < ?1";
 
 static void acct_poll_start(struct acct *a);
+static void acct_poll_sooner(struct acct *a);
 static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
     unsigned got, int quiet_first);
 static void acct_check_tabs(struct acct *a, int revoke);
@@ -137,7 +139,7 @@ static void acct_write(struct acct *a)
 	 * verified one is worth reusing after a restart. */
 	if (a->sub_id && a->sub_state == SUB_VERIFIED) {
 		db_bind_text(st, 6, a->sub_id);
-		db_bind_text(st, 7, a->token);
+		db_bind_text(st, 7, a->token_hash);
 		sqlite3_bind_int64(st, 8, a->sub_expires);
 	}
 	db_exec_stmt(db, st);
@@ -861,6 +863,8 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 	a->tabs = t;
 	a->ntabs++;
 	acct_dirty(a);
+	if (t->visible && a->nvisible++ == 0)
+		acct_poll_sooner(a);
 	/* Neither the account's calls nor a recent record vouch for it: its
 	 * own credentials are asked (the account's first call asks its first
 	 * tab's). */
@@ -891,6 +895,8 @@ void acct_detach(struct tab *t)
 	if (t->next)
 		t->next->prev = t->prev;
 	/* t->next stays: a fan-out walking the list goes on from here. */
+	if (t->visible)
+		a->nvisible--;
 	if (--a->ntabs == 0 && (a->sub_state == SUB_PENDING ||
 	    a->sub_state == SUB_VERIFIED) && !a->pd->stopping) {
 		/* A subscription outlives the tabs for push_idle (with the
@@ -912,6 +918,27 @@ void acct_detach(struct tab *t)
 		acct_end(a);
 	else
 		acct_dirty(a);
+}
+
+int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
+{
+	struct acct *a = acct_find(pd, s->account);
+	struct tab *t;
+	int n = 0;
+
+	for (t = a ? a->tabs : NULL; t; t = t->next) {
+		if (t->dead || strcmp(t->sess_id, s->id))
+			continue;
+		n++;
+		if (t->visible == !!visible)
+			continue;
+		t->visible = !!visible;
+		if (!visible)
+			a->nvisible--;
+		else if (a->nvisible++ == 0)
+			acct_poll_sooner(a);
+	}
+	return n;
 }
 
 void acct_shutdown(struct pushd *pd)
@@ -1073,10 +1100,35 @@ static char *poll_body(const struct acct *a)
 
 static void acct_poll_done(struct mc_job *job, CURLcode rc, long status);
 
+/* The poll interval: push_poll_visible while a tab of the account is in
+ * view (the app says so with visible=1), else push_poll_interval. */
+static uint64_t acct_poll_ms(const struct acct *a)
+{
+	const struct cfg *c = &a->pd->app.cfg;
+
+	return (uint64_t)(a->nvisible ? c->push_poll_visible :
+	    c->push_poll_interval) * 1000;
+}
+
+/* The next poll, one interval after the last one began (not ended), so
+ * that a change waits at most the interval plus one poll's answer; an
+ * upstream slower than the interval still gets POLL_REST_MS between two. */
+#define POLL_REST_MS 1000
 static void acct_poll_again(struct acct *a)
 {
+	uint64_t iv = acct_poll_ms(a), since = a->pd->ev.now - a->poll_started;
+
 	ev_timer_set(&a->pd->ev, &a->poll_timer,
-	    (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
+	    since + POLL_REST_MS < iv ? iv - since : POLL_REST_MS);
+}
+
+/* A tab came into view: a poll waiting longer than the visible interval
+ * is brought forward (one in flight reschedules itself when it ends). */
+static void acct_poll_sooner(struct acct *a)
+{
+	if (a->mode == ACCT_POLL && ev_timer_armed(&a->poll_timer) &&
+	    a->job.easy == NULL)
+		acct_poll_again(a);
 }
 
 static void acct_poll_start(struct acct *a)
@@ -1087,6 +1139,7 @@ static void acct_poll_start(struct acct *a)
 	free(body);
 	a->job.done = acct_poll_done;
 	a->poll_again = 0;
+	a->poll_started = a->pd->ev.now;
 	buf_reset(&a->resp);
 	if (e == NULL)
 		log_err("pushd: cannot set up a poll");
@@ -1260,18 +1313,18 @@ static void sub_load(struct acct *a)
 {
 	struct db *db = &a->pd->app.db;
 	sqlite3_stmt *st = db_stmt(db, sql_held);
-	const char *id, *tok;
+	const char *id, *hash;
 
 	if (st == NULL)
 		return;
 	db_bind_text(st, 1, a->key);
 	if (sqlite3_step(st) == SQLITE_ROW &&
 	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
-	    (tok = (const char *)sqlite3_column_text(st, 1)) != NULL &&
-	    strlen(tok) < sizeof(a->token) &&
+	    (hash = (const char *)sqlite3_column_text(st, 1)) != NULL &&
+	    strlen(hash) == ACCT_TOKEN_HEX &&
 	    sqlite3_column_int64(st, 2) > (long long)time(NULL)) {
 		a->sub_id = strdup(id);
-		snprintf(a->token, sizeof(a->token), "%s", tok);
+		memcpy(a->token_hash, hash, sizeof(a->token_hash));
 		a->sub_expires = sqlite3_column_int64(st, 2);
 		if (a->sub_id)
 			a->sub_state = SUB_VERIFIED;
@@ -1300,7 +1353,7 @@ static void sub_clear(struct acct *a, enum acct_sub st)
 	a->sub_id = NULL;
 	free(a->verify_code);
 	a->verify_code = NULL;
-	seal_wipe(a->token, sizeof(a->token));
+	seal_wipe(a->token_hash, sizeof(a->token_hash));
 	a->sub_state = (uint8_t)st;
 	ev_timer_stop(&a->pd->ev, &a->sub_timer);
 }
@@ -1383,23 +1436,28 @@ static json_object *sub_create_args(struct acct *a, json_object *destroy)
 {
 	struct pushd *pd = a->pd;
 	unsigned char rnd[32];
-	char dev[APP_KEY_HEX + 1], url[1024];
+	char dev[APP_KEY_HEX + 1], url[1024], token[44];
 	json_object *args = json_object_new_object(), *create, *c;
 	size_t n;
 
+	/* The token goes into the URL the JMAP server is given, and only
+	 * its hash is kept. */
 	seal_random(rnd, sizeof(rnd));
-	seal_b64url_encode(rnd, sizeof(rnd), a->token);
+	seal_b64url_encode(rnd, sizeof(rnd), token);
 	seal_wipe(rnd, sizeof(rnd));
+	acct_token_hash(token, a->token_hash);
 	sub_device(pd, dev);
 	n = strlen(pd->app.cfg.push_public_url);
 	while (n && pd->app.cfg.push_public_url[n - 1] == '/')
 		n--;
 	snprintf(url, sizeof(url), "%.*s/api/push/%s", (int)n,
-	    pd->app.cfg.push_public_url, a->token);
+	    pd->app.cfg.push_public_url, token);
+	seal_wipe(token, sizeof(token));
 	a->sub_expires = (long long)time(NULL) + pd->app.cfg.push_expiry;
 	c = json_object_new_object();
 	json_object_object_add(c, "deviceClientId", json_object_new_string(dev));
 	json_object_object_add(c, "url", json_object_new_string(url));
+	seal_wipe(url, sizeof(url));
 	json_object_object_add(c, "expires", sub_utc(a->sub_expires));
 	json_object_object_add(c, "types", NULL);
 	create = json_object_new_object();
@@ -1723,32 +1781,43 @@ static void sub_on_idle(struct ev *ev, struct ev_timer *t)
 		sub_next(a);
 }
 
-static struct acct *acct_by_token(struct pushd *pd, const char *token)
+void acct_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1])
+{
+	unsigned char h[SEAL_HASH_LEN];
+
+	seal_sha256(token, strlen(token), h);
+	seal_hex(h, sizeof(h), out);
+}
+
+/* The account whose token hashes to hash, compared in constant time. */
+static struct acct *acct_by_token(struct pushd *pd, const char *hash)
 {
 	struct acct *a;
 	unsigned i;
 
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
 		for (a = pd->accts[i]; a; a = a->next)
-			if (a->token[0] &&
-			    strlen(a->token) == strlen(token) &&
-			    seal_equal(a->token, token, strlen(token)))
+			if (a->token_hash[0] &&
+			    seal_equal(a->token_hash, hash, ACCT_TOKEN_HEX))
 				return a;
 	return NULL;
 }
 
 /* A verified subscription whose account has no tabs in this process (a
- * restart): 1 when the database holds the token. */
-static int token_stored(struct pushd *pd, const char *token)
+ * restart): 1 when the database holds the token's hash. Looked up by the
+ * hash, so that what the lookup's time tells is of a hash, not of the
+ * token. */
+static int token_stored(struct pushd *pd, const char *hash)
 {
 	static const char sql[] =
-	    "SELECT 1 FROM push_accounts WHERE token = ?1 AND mode = 'subscription'";
+	    "SELECT 1 FROM push_accounts WHERE token_hash = ?1"
+	    " AND mode = 'subscription'";
 	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
 	int rc;
 
 	if (st == NULL)
 		return -1;
-	db_bind_text(st, 1, token);
+	db_bind_text(st, 1, hash);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -1756,20 +1825,26 @@ static int token_stored(struct pushd *pd, const char *token)
 
 int acct_token_known(struct pushd *pd, const char *token)
 {
-	return acct_by_token(pd, token) ? 1 : token_stored(pd, token);
+	char hash[ACCT_TOKEN_HEX + 1];
+
+	acct_token_hash(token, hash);
+	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash);
 }
 
 int acct_push_callback(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n)
 {
-	struct acct *a = acct_by_token(pd, token);
+	struct acct *a;
 	json_object *o, *changed;
 	char *states[ACCT_NTYPES] = { NULL };
+	char hash[ACCT_TOKEN_HEX + 1];
 	const char *type, *id, *code;
 	unsigned i, got;
 	int known, rc;
 
-	if (a == NULL && (known = token_stored(pd, token)) <= 0)
+	acct_token_hash(token, hash);
+	if ((a = acct_by_token(pd, hash)) == NULL &&
+	    (known = token_stored(pd, hash)) <= 0)
 		return known == -1 ? 500 : 404;
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))

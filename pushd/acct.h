@@ -25,6 +25,7 @@ struct acct_check;
 enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
 #define ACCT_ALL ((1u << ACCT_NTYPES) - 1)
 #define ACCT_RING 16
+#define ACCT_TOKEN_HEX 64               /* a push token's SHA-256, hex */
 
 enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
 /* A subscription: none, created and awaiting its verification, verified;
@@ -56,6 +57,8 @@ struct acct {
 	unsigned ring_n, ring_head;      /* entries held; next slot */
 	uint64_t last_id;                /* the newest event id (or mark) */
 	struct ev_timer poll_timer;
+	uint64_t poll_started;           /* ev_now() when the last poll began */
+	unsigned nvisible;               /* tabs in view: polls come faster */
 	struct mc_job job;               /* the poll in flight */
 	struct buf resp;
 	/* Relay mode: the upstream EventSource and its reader. */
@@ -71,7 +74,9 @@ struct acct {
 	struct mc_job sjob;              /* the PushSubscription call in flight */
 	struct buf sresp;
 	char *sub_id;
-	char token[44];                  /* 32 random bytes, base64url */
+	/* SHA-256 (hex) of the token in the callback URL (32 random bytes,
+	 * base64url), "" when none: the token itself is not kept. */
+	char token_hash[ACCT_TOKEN_HEX + 1];
 	char *verify_code;               /* a PushVerification to confirm */
 	long long sub_expires;
 	struct ev_timer sub_timer;       /* renewal check, verification deadline */
@@ -96,12 +101,19 @@ extern const char *const acct_type_names[ACCT_NTYPES];
 int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t);
 /* Removes t; the account ends with its last tab. */
 void acct_detach(struct tab *t);
+/* Marks the streams of session s in view or not (POST /api/events): an
+ * account with one in view polls every push_poll_visible. Returns how
+ * many streams the session has open (0: none, nothing changed). */
+int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
 /* Sends t the events after last_event_id (a header value, or NULL) that
  * the ring still holds, or a resync event when it cannot know what t
  * missed. */
 void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
+/* What pushd keeps of a push token (its SHA-256 in hex), in memory and in
+ * push_accounts.token_hash. */
+void acct_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1]);
 /* Whether token is a push subscription's of this pushd: 1, 0, or -1 when
  * the database cannot tell. */
 int acct_token_known(struct pushd *pd, const char *token);

@@ -171,6 +171,13 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 	pd->next_id = (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
 	pd->max_conns = fd_budget();
 	pd->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (cap_init(&pd->cap, (unsigned)pd->app.cfg.push_streams_per_session,
+	    (unsigned)pd->app.cfg.push_streams_per_ip,
+	    PUSHD_REPLACE_AFTER_MS) == -1) {
+		log_err("pushd: no randomness or memory for the stream caps");
+		close(lfd);
+		return -1;
+	}
 	if (ev_init(&pd->ev) == -1 || signals(pd) == -1 || mc_init(pd) == -1 ||
 	    ev_io_add(&pd->ev, &pd->listen_io, lfd, EPOLLIN, on_accept) == -1) {
 		log_err("pushd: cannot set up the event loop: %s", strerror(errno));
@@ -215,6 +222,7 @@ static void teardown(struct pushd *pd)
 	acct_shutdown(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
 	ev_flush_deferred(&pd->ev);
+	cap_free(&pd->cap);
 	mc_free(pd);
 	if (pd->signal_io.fd >= 0)
 		close(pd->signal_io.fd);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "app.h"
+#include "cap.h"
 #include "ev.h"
 
 /* Hard caps: nothing read from outside grows past these. */
@@ -22,6 +23,10 @@
 #define PUSHD_IDLE_TIMEOUT_MS 30000    /* a kept connection with no request */
 #define PUSHD_FD_RESERVE 32            /* descriptors kept for the rest */
 #define PUSHD_ACCT_BUCKETS 1024
+/* A session's oldest stream makes way for a new one over the session's
+ * cap only once it has been open this long: a reload wins, a burst is
+ * refused. */
+#define PUSHD_REPLACE_AFTER_MS 10000
 
 #define container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -38,6 +43,9 @@ struct pushd {
 	struct conn *conns;        /* every open connection */
 	unsigned nconns, max_conns;
 	unsigned ntabs;
+	struct cap cap;            /* streams per session and per address */
+	unsigned cap_refused;      /* refused since the last report */
+	uint64_t cap_logged;       /* when that was (ms, ev_clock) */
 	struct acct *accts[PUSHD_ACCT_BUCKETS];
 	unsigned naccts;
 	CURLM *multi;

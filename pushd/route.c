@@ -9,6 +9,7 @@
 #include "req.h"
 #include "serve.h"
 #include "tab.h"
+#include "visible.h"
 
 #define TOKEN_MAX 128
 
@@ -48,6 +49,9 @@ struct preq *route_preq(const struct req *r)
 
 static const struct route pushd_routes[] = {
 	{ "GET", "/api/events", ROUTE_SESSION | ROUTE_UPSTREAM, tab_handle },
+	/* Marks the session's streams in view; ROUTE_UPSTREAM: it calls no
+	 * one, and a blocking session check would stall every stream. */
+	{ "POST", "/api/events", ROUTE_SESSION | ROUTE_UPSTREAM, visible_handle },
 	{ NULL, NULL, 0, NULL }
 };
 

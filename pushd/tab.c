@@ -8,6 +8,7 @@
 #include "acct.h"
 #include "conn.h"
 #include "log.h"
+#include "login.h"
 #include "pct.h"
 #include "pushd.h"
 #include "req.h"
@@ -23,6 +24,7 @@ struct tab_opts {
 	unsigned types;
 	int closeafter;
 	long ping;
+	int visible;
 };
 
 /* types: "*" or a comma list of type names; names pushd does not report
@@ -82,6 +84,12 @@ static int parse_opt(struct tab_opts *o, const char *k, size_t kn,
 	}
 	if (kn == 4 && !memcmp(k, "ping", 4))
 		return parse_ping(v, &o->ping);
+	if (kn == 7 && !memcmp(k, "visible", 7)) {
+		if (strcmp(v, "1") && strcmp(v, "0") && *v)
+			return -1;
+		o->visible = !strcmp(v, "1");
+		return 0;
+	}
 	return 0;   /* other parameters (cache busters) are ignored */
 }
 
@@ -92,7 +100,7 @@ static int parse_query(const char *q, struct tab_opts *o)
 	const char *eq;
 	size_t n;
 
-	*o = (struct tab_opts){ ACCT_ALL, 0, TAB_PING_MAX };
+	*o = (struct tab_opts){ ACCT_ALL, 0, TAB_PING_MAX, 0 };
 	while (*q) {
 		n = strcspn(q, "&");
 		eq = memchr(q, '=', n);
@@ -150,6 +158,7 @@ void tab_gone(struct tab *t)
 	t->dead = 1;
 	ev_timer_stop(&pd->ev, &t->ping);
 	acct_detach(t);
+	cap_remove(&pd->cap, &t->cap);
 	t->q->tab = NULL;
 	pd->ntabs--;
 	/* Freed after the batch: a fan-out may still be walking past it. */
@@ -183,12 +192,66 @@ static void tab_start(struct req *r, struct tab *t)
 	acct_replay(t->acct, t, req_param(r, "HTTP_LAST_EVENT_ID"));
 }
 
+/* The key the client's address is counted under: the network the
+ * sign-in limits count it as (an IPv6 client's /login_ipv6_prefix). */
+static void tab_net(const struct pushd *pd, const struct req *r,
+    char out[CAP_KEY_MAX + 1])
+{
+	if (login_client_net(r->ip, pd->app.cfg.login_ipv6_prefix, out,
+	    CAP_KEY_MAX + 1) == -1)
+		snprintf(out, CAP_KEY_MAX + 1, "%s", r->ip);
+}
+
+/* Over a cap: 429 before anything of the stream exists. Logged at most
+ * once a minute, with how many were refused since. */
+static void tab_refuse(struct req *r, struct pushd *pd, enum cap_verdict v,
+    unsigned retry_s, const char *net, uint64_t now)
+{
+	char ra[16];
+
+	pd->cap_refused++;
+	if (now - pd->cap_logged >= 60000 || pd->cap_logged == 0) {
+		log_info("pushd: %u event streams refused over their cap since "
+		    "the last report (the last: %s, address %s)", pd->cap_refused,
+		    v == CAP_SESSION_FULL ? "its session's" : "its address's", net);
+		pd->cap_refused = 0;
+		pd->cap_logged = now;
+	}
+	snprintf(ra, sizeof(ra), "%u", retry_s);
+	req_header(r, "Retry-After", ra);
+	if (v == CAP_SESSION_FULL)
+		req_error(r, 429, "rate_limited", "This session has too many "
+		    "event streams open. Please wait and try again.");
+	else
+		req_error(r, 429, "rate_limited", "Too many event streams from "
+		    "your address. Please wait and try again.");
+}
+
+/* The session's oldest stream makes way for its newest: most likely a
+ * browser that went away without closing it. Should it still be there,
+ * it is asked to come back only after a minute, so that two holders of
+ * one cookie over its cap take turns slowly rather than every 5 s. */
+static void tab_replaced(struct tab *t)
+{
+	static const char bye[] = ": replaced by a newer stream of this "
+	    "session\nretry: 60000\n\n";
+
+	log_debug("pushd: a session's oldest stream makes way for a new one");
+	tab_send(t, bye, sizeof(bye) - 1);
+	tab_end(t);
+}
+
 void tab_handle(struct req *r)
 {
 	struct preq *q = route_preq(r);
 	struct pushd *pd = q->c->pd;
+	char net[CAP_KEY_MAX + 1];
+	struct cap_stream *old;
 	struct tab_opts o;
+	enum cap_verdict v;
 	struct tab *t;
+	unsigned retry_s;
+	uint64_t now = ev_clock();
 
 	if (!strcmp(pd->app.cfg.push_mode, "off")) {
 		req_error(r, 404, "not_found", "Push is turned off.");
@@ -196,7 +259,13 @@ void tab_handle(struct req *r)
 	}
 	if (parse_query(r->query, &o) == -1) {
 		req_error(r, 400, "bad_request",
-		    "types, closeafter or ping is not valid.");
+		    "types, closeafter, ping or visible is not valid.");
+		return;
+	}
+	tab_net(pd, r, net);
+	v = cap_admit(&pd->cap, r->sess->id, net, now, &old, &retry_s);
+	if (v == CAP_SESSION_FULL || v == CAP_ADDRESS_FULL) {
+		tab_refuse(r, pd, v, retry_s, net, now);
 		return;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -205,14 +274,24 @@ void tab_handle(struct req *r)
 	t->types = (uint8_t)o.types;
 	t->closeafter = (uint8_t)o.closeafter;
 	t->ping_s = (uint8_t)o.ping;
+	t->visible = (uint8_t)o.visible;
 	memcpy(t->sess_id, r->sess->id, sizeof(t->sess_id));
 	ev_timer_init(&t->ping, tab_on_ping);
+	if (cap_add(&pd->cap, &t->cap, r->sess->id, net, now) == -1) {
+		free(t);
+		goto fail;
+	}
 	if (acct_attach(pd, r->sess, t) == -1) {
+		cap_remove(&pd->cap, &t->cap);
 		free(t);
 		goto fail;
 	}
 	q->tab = t;
 	pd->ntabs++;
+	/* The new stream is in its account first: ending the old one then
+	 * never ends the account under it. */
+	if (old)
+		tab_replaced(container_of(old, struct tab, cap));
 	tab_start(r, t);
 	return;
 fail:

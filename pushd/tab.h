@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cap.h"
 #include "ev.h"
 #include "sess.h"
 
@@ -25,6 +26,7 @@ struct tab {
 	struct acct *acct;
 	struct tab *next, *prev;    /* the account's tabs */
 	struct ev_timer ping;
+	struct cap_stream cap;      /* counted under its session and address */
 	char sess_id[SESS_ID_LEN + 1];
 	uint8_t types;              /* ACCT_T_* bits the tab wants */
 	uint8_t closeafter;         /* end after the first state event */
@@ -32,9 +34,13 @@ struct tab {
 	uint8_t dead;
 	uint8_t acct_creds;         /* its session's credentials are the ones
 	                               its account calls the mail server with */
+	uint8_t visible;            /* a page of the browser is in view
+	                               (visible=1): its account polls faster */
 };
 
-/* GET /api/events (a route handler: r->sess is set). */
+/* GET /api/events (a route handler: r->sess is set). Over the session's
+ * or the address's cap of streams: 429, or the session's oldest stream
+ * makes way (see cap.h). */
 void tab_handle(struct req *r);
 /* The request under the tab ended (client gone, connection closed): the
  * tab leaves its account and is freed; nothing more is written. */

@@ -60,11 +60,14 @@ static const struct cfg_key cfg_keys[] = {
 	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices },
 	{ "push_mode", T_STR, O(push_mode), 0, 0, push_choices },
 	{ "push_poll_interval", T_DURATION, O(push_poll_interval), 1, DAY, NULL },
+	{ "push_poll_visible", T_DURATION, O(push_poll_visible), 1, DAY, NULL },
 	{ "push_public_url", T_URL, O(push_public_url), 0, 0, NULL },
 	{ "push_idle", T_DURATION, O(push_idle), 1, 7 * DAY, NULL },
 	{ "push_verify_timeout", T_DURATION, O(push_verify_timeout), 1, DAY, NULL },
 	{ "push_expiry", T_DURATION, O(push_expiry), 10, 7 * DAY, NULL },
 	{ "push_renew", T_DURATION, O(push_renew), 5, 7 * DAY, NULL },
+	{ "push_streams_per_session", T_INT, O(push_streams_per_session), 0, 1000000, NULL },
+	{ "push_streams_per_ip", T_INT, O(push_streams_per_ip), 0, 1000000, NULL },
 	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL },
 };
 #undef O
@@ -111,10 +114,13 @@ void cfg_defaults(struct cfg *c)
 	c->log_level = LOG_INFO;
 	c->push_mode = xstrdup("auto");
 	c->push_poll_interval = 30;
+	c->push_poll_visible = 5;
 	c->push_idle = 600;
 	c->push_verify_timeout = 180;
 	c->push_expiry = 7 * DAY;
 	c->push_renew = 2 * DAY;
+	c->push_streams_per_session = 4;
+	c->push_streams_per_ip = 256;
 	c->pushd_socket = xstrdup(RUNDIR "/pushd.sock");
 }
 

@@ -52,11 +52,14 @@ struct cfg {
 	int log_level;              /* enum log_level */
 	char *push_mode;            /* auto | subscription | relay | poll | off */
 	long push_poll_interval;    /* seconds */
+	long push_poll_visible;     /* seconds, while a tab is visible */
 	char *push_public_url;      /* https origin the JMAP server calls back */
 	long push_idle;             /* a subscription kept this long without tabs */
 	long push_verify_timeout;   /* a subscription's verification awaited */
 	long push_expiry;           /* a subscription's lifetime asked for */
 	long push_renew;            /* renewed when less than this is left */
+	long push_streams_per_session;  /* event streams at once, 0 = no cap */
+	long push_streams_per_ip;   /* the same per address (an IPv6 /64) */
 	char *pushd_socket;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "seal.h"
 
 static const char db_schema[] =
 #include "schema.inc"
@@ -32,9 +33,13 @@ static int db_pragmas(struct db *db)
 	sqlite3_busy_handler(db->h, db_busy, NULL);
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, &on);
 	sqlite3_db_config(db->h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &on);
+	/* secure_delete (Debian's build has it on anyway): what a row held
+	 * before an update or delete is overwritten, not left in free space
+	 * for a copy of the file to show. */
 	return sqlite3_exec(db->h,
 	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-	    " PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;",
+	    " PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;"
+	    " PRAGMA secure_delete=ON;",
 	    NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
@@ -62,19 +67,51 @@ static const char *const db_upgrades[] = {
 	 * sessions already there: their next route that does not ask the
 	 * mail server itself asks it first. */
 	"ALTER TABLE sessions ADD COLUMN verified INTEGER NOT NULL DEFAULT 0",
+	/* 3 -> 4: a verified subscription's push token, the only credential
+	 * of its callback, is kept as its SHA-256 (hex). The rows there are
+	 * hashed in place, so that their subscriptions go on. A pushd of
+	 * the old version still running meets no column "token" and so
+	 * cannot write a clear one. */
+	"ALTER TABLE push_accounts RENAME COLUMN token TO token_hash;"
+	" UPDATE push_accounts SET token_hash = postern_sha256_hex(token_hash)"
+	" WHERE token_hash IS NOT NULL",
 };
 _Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
     DB_SCHEMA_VERSION - 1, "one upgrade step for each version");
 
+/* postern_sha256_hex(text): the SHA-256 of its bytes in hex, for the
+ * upgrades only (registered while they run). */
+static void db_sha256_hex(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	unsigned char h[SEAL_HASH_LEN];
+	char hex[2 * SEAL_HASH_LEN + 1];
+	const unsigned char *p;
+
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	p = sqlite3_value_text(argv[0]);
+	seal_sha256(p ? p : (const unsigned char *)"", (size_t)sqlite3_value_bytes(argv[0]), h);
+	seal_hex(h, sizeof(h), hex);
+	sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
+}
+
 static int db_upgrade(struct db *db, int from)
 {
-	int v;
+	int v, rc = 0;
 
-	for (v = from; v < DB_SCHEMA_VERSION; v++)
+	if (sqlite3_create_function(db->h, "postern_sha256_hex", 1, SQLITE_UTF8 |
+	    SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, db_sha256_hex, NULL,
+	    NULL) != SQLITE_OK)
+		return -1;
+	for (v = from; v < DB_SCHEMA_VERSION && rc == 0; v++)
 		if (sqlite3_exec(db->h, db_upgrades[v - 1], NULL, NULL, NULL) !=
 		    SQLITE_OK)
-			return -1;
-	return 0;
+			rc = -1;
+	sqlite3_create_function(db->h, "postern_sha256_hex", 1, SQLITE_UTF8,
+	    NULL, NULL, NULL, NULL);
+	return rc;
 }
 
 /* Creates the schema inside one write transaction, so that processes that
@@ -108,8 +145,14 @@ static int db_migrate(struct db *db, char *err, size_t errlen)
 		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto fail;
 	}
-	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+		/* The pages an upgrade replaced (clear push tokens before
+		 * version 4) leave the log too, unless a reader holds it. */
+		if (v > 0 && v < DB_SCHEMA_VERSION)
+			sqlite3_exec(db->h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+			    NULL, NULL);
 		return 0;
+	}
 fail:
 	snprintf(err, errlen, "database schema: %s", sqlite3_errmsg(db->h));
 	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);

@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 #define DB_MAX_STMTS 48
 
 struct db {

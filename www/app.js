@@ -23,6 +23,8 @@ import * as place from "./js/place.js";
 import * as bulk from "./js/bulk.js";
 import * as moveto from "./js/views/moveto.js";
 import * as menu from "./js/views/menu.js";
+import * as alerts from "./js/alerts.js";
+import { worthTelling, notices } from "./js/newmail.js";
 
 const { state } = store;
 let config = { name: "postern", uploadMax: 0 };
@@ -172,6 +174,7 @@ async function applySettings() {
     i18n.translate();
     helpSheet();
     if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); }
+    else updateTitle();
   }
 }
 
@@ -182,6 +185,8 @@ function openSettings(nav = true) {
   for (const k of ["theme", "density", "language", "compose", "afterAction"]) f.elements[k].value = v[k];
   f.elements.threads.checked = !!v.threads;
   f.elements.showImages.checked = !!v.showImages;
+  f.elements.notify.checked = alerts.enabled();
+  $("#notify-blocked").hidden = true;
   writing.paint($("#settings-writing"));
   $("#settings-error").hidden = true;
   if (!$("#settings").open) $("#settings").showModal();
@@ -207,6 +212,7 @@ async function saveSettings(ev) {
     const w = await writing.read($("#settings-writing"));
     if (w.error) throw new Error(w.error);
     await settings.save({ ...v, ...w.changes });
+    alerts.turn(f.notify.checked);
   } catch (e) {
     $("#settings-error").textContent = t("settings.failed", { reason: e.message });
     $("#settings-error").hidden = false;
@@ -226,6 +232,31 @@ function updateTitle() {
   const cur = state.mailboxes.get(state.current);
   const where = state.filter ? t("search.results") : cur ? folders.folderName(cur) : "";
   document.title = (n ? `(${i18n.number(n)}) ` : "") + [where, config.name].filter(Boolean).join(" – ");
+  alerts.favicon(n);
+}
+
+// New mail while none of the browser's tabs is in view: the tab holding
+// the event stream tells it (one notification, not one per tab).
+function arrived(emails) {
+  if (!alerts.enabled() || !live.holder() || live.anyInView()) return;
+  const inboxId = store.roleBox("inbox")?.id;
+  const fresh = worthTelling(emails, { inboxId, own: state.identities.map((i) => i.email) });
+  if (fresh.length) alerts.show(notices(fresh, t), openArrived);
+}
+
+// A notification's click: the Inbox, and the mail in it.
+async function openArrived(email) {
+  const inbox = store.roleBox("inbox")?.id;
+  if (inbox && (state.current !== inbox || state.filter)) await openFolder(inbox);
+  if (email) await openMessage(email.id);
+}
+
+// Asked only when the user turns notifications on (a click, never on load).
+async function notifyChanged(ev) {
+  if (!ev.target.checked) return;
+  const allowed = await alerts.ask();
+  ev.target.checked = allowed;
+  $("#notify-blocked").hidden = allowed;
 }
 
 async function openFolder(id, nav = true) {
@@ -613,6 +644,8 @@ function wire() {
     ? list.clearSelection() : list.selectLoaded()));
   $("#folder-read").addEventListener("click", () => markAllRead());
   addEventListener("popstate", () => { if (state.session && state.mailboxes.size) goTo(place.parse(location.hash)).catch(warn); });
+  $("#settings-form").elements.notify.addEventListener("change", notifyChanged);
+  $("#settings-form").elements.notify.closest("label").hidden = !alerts.supported();
   $("#folder-new").addEventListener("click", () => folderedit.create());
   $("#folder-rename").addEventListener("click", () => folderedit.rename());
   $("#folder-delete").addEventListener("click", async () => {
@@ -624,6 +657,7 @@ function wire() {
   document.addEventListener("keydown", onKey);
   list.mount($("#list"), { onOpen: openMessage, onError: warn, onSelect: paintSelection, onMenu: rowMenu });
   store.on("mailboxes", paintFolders);
+  store.on("arrived", arrived);
   store.on("list", () => { list.paint(); paintSelection(); $("#list-empty").hidden = state.total > 0 || state.ids.length === 0 && state.total === 0 && !state.queryState; });
   store.on("list-reset", () => list.paint());
   api.setUnauthenticatedHandler(() => { if (state.session) { leave(); const err = $("#signin-error"); err.textContent = t("signin.expired"); err.hidden = false; } });

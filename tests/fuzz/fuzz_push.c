@@ -33,7 +33,7 @@ static void setup(void)
 		abort();
 	the->pd = &pd;
 	snprintf(the->key, sizeof(the->key), "%032x", 7);
-	snprintf(the->token, sizeof(the->token), "%s", TOKEN);
+	acct_token_hash(TOKEN, the->token_hash);
 	the->jmap_id = strdup("A1");
 	pd.accts[0] = the;
 	pd.naccts = 1;

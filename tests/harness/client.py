@@ -34,12 +34,15 @@ class Response:
 
 
 class Client:
-    def __init__(self, base_url, timeout=60):
+    def __init__(self, base_url, timeout=60, source=None):
         assert base_url.startswith("http://127.0.0.1:")
         host, port = base_url[len("http://"):].split(":")
         self.host, self.port = host, int(port)
         self.timeout = timeout
         self.cookie = None
+        # The loopback address to connect from (another client, as the web
+        # server sees it), or the kernel's choice.
+        self.source = (source, 0) if source else None
 
     def request(self, method, path, body=None, headers=None, csrf=True):
         h = {"Accept": "application/json"}
@@ -51,7 +54,8 @@ class Client:
             body = json.dumps(body).encode()
             h["Content-Type"] = "application/json"
         h.update(headers or {})
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout,
+                                          source_address=self.source)
         try:
             conn.request(method, path, body=body, headers=h)
             r = conn.getresponse()

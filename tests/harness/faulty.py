@@ -108,6 +108,7 @@ class Faulty:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
         self.served = {}           # mode -> requests seen
+        self.seen = []             # (monotonic time, path, body's first 4 KiB)
         self.lsock = None
         self.port = port
         self.stopping = False
@@ -194,6 +195,7 @@ class Faulty:
             mode = self.mode_for(path)
             with self.lock:
                 self.served[mode] = self.served.get(mode, 0) + 1
+                self.seen.append((time.monotonic(), path, body[:4096]))
             getattr(self, "do_" + mode)(conn, head + b"\r\n\r\n" + body, path)
         except OSError:
             pass

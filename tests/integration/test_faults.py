@@ -746,6 +746,9 @@ def main():
                               "upstream_timeout": f"{TIMEOUT}s",
                               "login_limit_user": "1000", "login_limit_ip": "1000",
                               "api_budget": "1000000",
+                              # 1,000 tabs of one session, from one address.
+                              "push_streams_per_session": "0",
+                              "push_streams_per_ip": "0",
                               "state_db": os.path.join(dbdir, "state.db")})
     stack.state_db = os.path.join(dbdir, "state.db")
     try:

@@ -34,9 +34,14 @@ class Stream:
     """One tab's /api/events, read incrementally over a raw socket
     (HTTP/1.0: lighttpd streams the body and closes at its end)."""
 
-    def __init__(self, port, cookie, query="types=*", headers=None, http11=False):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    def __init__(self, port, cookie, query="types=*", headers=None, http11=False,
+                 source=None):
+        # source: the loopback address the client connects from (another
+        # client, as lighttpd and pushd see it).
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                             source_address=(source, 0) if source else None)
         self.chunked = None       # the raw bytes still to de-chunk (HTTP/1.1)
+        self.raw = b""            # every body byte, comments included
         lines = [f"GET /api/events?{query} HTTP/1.{1 if http11 else 0}",
                  "Host: 127.0.0.1", "Accept: text/event-stream"]
         if cookie:
@@ -64,6 +69,7 @@ class Stream:
             return False
         if self.chunked is None:
             self.buf += data
+            self.raw += data
         else:
             self.chunked += data
             self._dechunk()
@@ -79,6 +85,7 @@ class Stream:
             if len(rest) < size + 2:
                 return
             self.buf += rest[:size]
+            self.raw += rest[:size]
             self.chunked = rest[size + 2:]
 
     def _head(self, deadline):
@@ -95,6 +102,8 @@ class Stream:
         if headers.get("transfer-encoding") == "chunked":
             self.chunked, self.buf = self.buf, b""
             self._dechunk()
+        else:
+            self.raw = self.buf
         return status, headers
 
     def body(self, timeout=5):
@@ -307,7 +316,10 @@ class PushSuite:
         r = alice.request("GET", "/api/events?closeafter=maybe")
         t.eq(r.status, 400, "bad closeafter: 400")
         r = alice.request("POST", "/api/events", b"")
-        t.eq(r.status, 405, "POST /api/events: 405")
+        t.eq((r.status, r.json().get("error")), (400, "bad_request"),
+             "POST /api/events without visible: 400")
+        r = alice.request("PUT", "/api/events", b"")
+        t.eq(r.status, 405, "PUT /api/events: 405")
         r = c.request("POST", "/api/push/unknown-token", {"@type": "StateChange"}, csrf=False)
         t.eq(r.status, 404, "unknown push token: 404")
         t.eq(r.json().get("error"), "not_found", "unknown push token: not_found JSON")
@@ -528,6 +540,9 @@ class PushSuite:
 
     def replay(self, alice, e1, e2):
         t = self.t
+        # A session of its own: alice's first one holds 3 streams, and a
+        # closed one counts until lighttpd notices (at its next write).
+        alice = self.signed_in(ALICE)
         r = self.open(alice, "types=*", {"Last-Event-ID": e1["id"]})
         ev = r.wait(lambda ev: True, 5)
         t.ok(ev is not None and ev.get("event") == "state" and ev.get("id") == e2["id"]

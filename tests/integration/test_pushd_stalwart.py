@@ -22,6 +22,7 @@ import time
 import base64
 import hashlib
 import hmac
+import re
 import sqlite3
 import urllib.request
 
@@ -357,8 +358,23 @@ class Suite:
 
     def row(self, login_key=None):
         with sqlite3.connect(self.s.state_db, timeout=5) as db:
-            return db.execute("SELECT mode, sub_id, token, expires, tabs FROM push_accounts"
-                              " WHERE sub_id IS NOT NULL").fetchall()
+            return db.execute("SELECT mode, sub_id, token_hash, expires, tabs FROM"
+                              " push_accounts WHERE sub_id IS NOT NULL").fetchall()
+
+    def token(self, sub_id):
+        """The token in the callback URL of subscription sub_id, as the
+        mail server holds it (pushd keeps only its hash)."""
+        sub = self.up.control("stats")["push"].get(sub_id) or {}
+        return (sub.get("url") or "").rsplit("/", 1)[-1]
+
+    def db_bytes(self):
+        """The state database's files as a copy of them would hold them."""
+        out = b""
+        for path in (self.s.state_db, self.s.state_db + "-wal"):
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    out += f.read()
+        return out
 
     def to_subscription(self):
         """pushd again with push_public_url set: auto picks subscription."""
@@ -489,8 +505,27 @@ class Suite:
     def bad_callbacks(self):
         t, up = self.t, self.up
         c = Client(self.s.url)
-        token = self.row()[0][2]
+        _, sub_id, token_hash = self.row()[0][:3]
+        token = self.token(sub_id)
+        t.ok(len(token) == 43, "the mail server holds our callback URL with its token",
+             token)
+        t.ok(re.fullmatch(r"[0-9a-f]{64}", token_hash or "") is not None,
+             "the database's token_hash is 64 hex digits", token_hash)
+        t.eq(token_hash, hashlib.sha256(token.encode()).hexdigest(),
+             "the database holds the token's SHA-256, not the token")
+        t.ok(token.encode() not in self.db_bytes(),
+             "no clear push token anywhere in the state database's files")
         path = "/api/push/" + token
+        r = c.request("POST", path, {"@type": "StateChange", "changed": {}}, csrf=False)
+        t.eq(r.status, 202, "a callback with the right token, its hash read back from "
+             "the database after pushd's restart: 202")
+        wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
+        r = c.request("POST", "/api/push/" + wrong, {"@type": "StateChange", "changed": {}},
+                      csrf=False)
+        t.eq(r.status, 404, "the token with its last character changed: 404")
+        r = c.request("POST", "/api/push/" + token_hash, {"@type": "StateChange",
+                                                         "changed": {}}, csrf=False)
+        t.eq(r.status, 404, "the hash from the database is no token: 404")
         r = c.request("POST", path, b"hello", {"Content-Type": "text/plain"}, csrf=False)
         t.eq(r.status, 415, "a callback that is not JSON: 415")
         r = c.request("POST", path, b"{" + b" " * 70000 + b"}",
@@ -653,7 +688,11 @@ def main():
     # pushd with push_mode = auto and push_public_url.
     stack = Stack(root, mode="fcgi", upstream=up.url, port=port,
                   conf_extra={"push_poll_interval": "1s", "push_mode": "relay",
-                              "session_recheck": f"{RECHECK}s"})
+                              "session_recheck": f"{RECHECK}s",
+                              # A thousand tabs of one session, from one
+                              # address (test_pushd.py tests the caps).
+                              "push_streams_per_session": "0",
+                              "push_streams_per_ip": "0"})
     try:
         stack.start()
     except Exception as e:

@@ -35,6 +35,13 @@ tests_unit_test_ev_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_sse
 tests_unit_test_sse_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_sse_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_cap
+tests_unit_test_cap_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_cap_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_pushtoken
+tests_unit_test_pushtoken_SOURCES = tests/unit/test_pushtoken.c tests/unit/testapp.h
+tests_unit_test_pushtoken_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # Fuzz targets (tests/fuzz/README.md): each replays its corpus as a TAP
 # test in make check; with --enable-fuzzing they are libFuzzer programs,
 # built by make and not run.

@@ -47,6 +47,8 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.login_limit_all, 1000);
 	assert_int_equal(c.login_window, 15 * 60);
 	assert_int_equal(c.login_ipv6_prefix, 64);
+	assert_int_equal(c.push_streams_per_session, 4);
+	assert_int_equal(c.push_streams_per_ip, 256);
 	assert_int_equal(c.api_budget, 1200);
 	assert_int_equal(c.api_budget_window, 60);
 	assert_true(c.max_request == 10LL << 20);
@@ -57,6 +59,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.log_level, LOG_INFO);
 	assert_string_equal(c.push_mode, "auto");
 	assert_int_equal(c.push_poll_interval, 30);
+	assert_int_equal(c.push_poll_visible, 5);
 	assert_null(c.push_public_url);
 	assert_non_null(c.pushd_socket);
 	cfg_free(&c);
@@ -211,6 +214,13 @@ static void int_bounds_are_inclusive(void **state)
 	assert_int_equal(set1(&c, "login_ipv6_prefix", "0"), -1);
 	assert_int_equal(set1(&c, "login_ipv6_prefix", "129"), -1);
 	assert_int_equal(c.login_ipv6_prefix, 128);
+	/* The stream caps allow 0 (no cap). */
+	assert_int_equal(set1(&c, "push_streams_per_session", "0"), 0);
+	assert_int_equal(c.push_streams_per_session, 0);
+	assert_int_equal(set1(&c, "push_streams_per_ip", "6"), 0);
+	assert_int_equal(c.push_streams_per_ip, 6);
+	assert_int_equal(set1(&c, "push_streams_per_ip", "-1"), -1);
+	assert_int_equal(set1(&c, "push_streams_per_session", "1000001"), -1);
 	/* api_budget allows 0 (off). */
 	assert_int_equal(set1(&c, "api_budget", "0"), 0);
 	assert_int_equal(c.api_budget, 0);

@@ -1,6 +1,8 @@
 // i18n.js: every user-facing string goes through t(); message catalogues in
 // www/i18n/<lang>.json; dates and sizes formatted with Intl in the user's locale.
 
+import * as dates from "./dates.js";
+
 export const LANGS = ["en", "de", "fr"];
 let cat = {};
 let fallback = {};
@@ -60,20 +62,9 @@ export function translate(root = document) {
   for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
 }
 
-const fmtCache = {};
-function fmt(kind, opts) {
-  return fmtCache[kind] || (fmtCache[kind] = new Intl.DateTimeFormat(locale, opts));
-}
-
-// The list's short date: the time today, day and month this year, else the full date.
-export function shortDate(iso) {
-  const d = new Date(iso);
-  const now = new Date();
-  if (d.toDateString() === now.toDateString()) return fmt("time", { hour: "numeric", minute: "2-digit" }).format(d);
-  if (d.getFullYear() === now.getFullYear()) return fmt("dm", { day: "numeric", month: "short" }).format(d);
-  return fmt("dmy", { dateStyle: "short" }).format(d);
-}
-export const longDate = (iso) => fmt("long", { dateStyle: "full", timeStyle: "short" }).format(new Date(iso));
+// The list's short date and the reader's long one, in the locale in use.
+export const shortDate = (iso) => dates.shortDate(locale, iso);
+export const longDate = (iso) => dates.longDate(locale, iso);
 
 export function size(bytes) {
   const units = ["byte", "kilobyte", "megabyte", "gigabyte"];

@@ -342,9 +342,17 @@ export async function refresh() {
   try {
     const calls = [];
     if (state.mailboxState) calls.push(["Mailbox/changes", { accountId: acc(), sinceState: state.mailboxState }, "m"]);
-    if (state.emailState) calls.push(["Email/changes", { accountId: acc(), sinceState: state.emailState, maxChanges: 500 }, "e"]);
+    if (state.emailState) {
+      calls.push(["Email/changes", { accountId: acc(), sinceState: state.emailState, maxChanges: 500 }, "e"]);
+      // What arrived, in the same request: for notifications ("arrived").
+      calls.push(["Email/get", { accountId: acc(), "#ids": ref("e", "Email/changes", "/created"), properties: LIST_PROPS }, "n"]);
+    }
     const r = calls.length ? await jmap.call(calls) : {};
     if (r.m instanceof Error || r.e instanceof Error || (r.e && r.e.hasMoreChanges)) return resync();
+    if (r.n && !(r.n instanceof Error) && r.n.list.length) {
+      for (const e of r.n.list) state.emails.set(e.id, e);
+      emit("arrived", r.n.list);
+    }
     const mboxChanged = !r.m || r.m.created.length || r.m.updated.length || r.m.destroyed.length;
     const emailChanged = !r.e || r.e.created.length || r.e.updated.length || r.e.destroyed.length;
     if (r.e) {

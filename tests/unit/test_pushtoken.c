@@ -1,0 +1,213 @@
+/* Push tokens: pushd keeps only their SHA-256, in memory and in
+ * push_accounts.token_hash; a callback's token is found by its hash,
+ * whether its account is in memory or only in the database (a restart);
+ * a database of schema 3, with tokens in clear, is migrated with its
+ * tokens hashed and nothing of them left in its files. */
+#define _GNU_SOURCE 1
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "testapp.h"
+
+#include "acct.h"
+#include "pushd.h"
+#include "seal.h"
+
+#define TOKEN "dG9rZW4tb2YtdGhlLXVuaXQtdGVzdC0wMTIzNDU2Nzg"
+#define OTHER "dG9rZW4tb2YtdGhlLXVuaXQtdGVzdC0wMTIzNDU2Nzk"
+#define STATE_CHANGE "{\"@type\":\"StateChange\",\"changed\":{}}"
+
+/* main.c is not linked; this is its definition. */
+uint64_t pushd_next_id(struct pushd *pd)
+{
+	return pd->next_id++;
+}
+
+static void exec_sql(struct testapp *t, const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(t->app.db.h, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+}
+
+/* pd shares t's database connection: the statements pd prepared on it
+ * are finalized before t closes it. */
+static void pd_done(struct pushd *pd, struct testapp *t)
+{
+	int i;
+
+	for (i = t->app.db.n; i < pd->app.db.n; i++)
+		sqlite3_finalize(pd->app.db.stmts[i].st);
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+	unsigned char h[SEAL_HASH_LEN];
+
+	seal_sha256(s, strlen(s), h);
+	seal_hex(h, sizeof(h), out);
+}
+
+/* Whether the bytes of s are anywhere in the file at path (absent: no). */
+static int file_holds(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	long n;
+	int found = 0;
+
+	if (f == NULL)
+		return 0;
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	assert_non_null(data = malloc((size_t)n + 1));
+	assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	found = n > 0 && memmem(data, (size_t)n, s, strlen(s)) != NULL;
+	free(data);
+	return found;
+}
+
+static int db_holds(struct testapp *t, const char *s)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s-wal", t->db_path);
+	return file_holds(t->db_path, s) || file_holds(path, s);
+}
+
+static void insert_sub(struct testapp *t, const char *col, const char *value)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), "INSERT INTO push_accounts(account, mode,"
+	    " sub_id, %s, expires, updated, tabs) VALUES ('a1', 'subscription',"
+	    " 's1', '%s', %lld, 0, 0)", col, value,
+	    (long long)time(NULL) + 86400);
+	exec_sql(t, sql);
+}
+
+/* What acct_token_hash gives is the SHA-256 of the token, in hex. */
+static void hash_is_sha256_hex(void **state)
+{
+	char got[ACCT_TOKEN_HEX + 1], want[65];
+
+	acct_token_hash(TOKEN, got);
+	sha256_hex(TOKEN, want);
+	assert_string_equal(got, want);
+	assert_int_equal(strlen(got), ACCT_TOKEN_HEX);
+	acct_token_hash(OTHER, want);
+	assert_string_not_equal(got, want);
+}
+
+/* A database of schema 3 holds its verified tokens in clear; opened by
+ * this version, the column is token_hash and holds their hashes, and
+ * neither the file nor its log holds a token any more. */
+static void version_3_database_migrated(void **state)
+{
+	struct testapp *t = *state, t2;
+	char want[65], sql[256];
+	sqlite3_stmt *st;
+
+	exec_sql(t, "ALTER TABLE push_accounts RENAME COLUMN token_hash TO token");
+	exec_sql(t, "PRAGMA user_version = 3");
+	insert_sub(t, "token", TOKEN);
+	exec_sql(t, "INSERT INTO push_accounts(account, mode, updated, tabs)"
+	    " VALUES ('a2', 'relay', 0, 1)");
+	assert_true(db_holds(t, TOKEN));
+	testapp_open_twin(t, &t2);
+	assert_int_equal(testapp_count(&t2, "PRAGMA user_version"), 4);
+	assert_int_equal(testapp_count(&t2, "SELECT count(*) FROM"
+	    " pragma_table_info('push_accounts') WHERE name = 'token'"), 0);
+	sha256_hex(TOKEN, want);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM push_accounts WHERE"
+	    " account = 'a1' AND token_hash = '%s'", want);
+	assert_int_equal(testapp_count(&t2, sql), 1);
+	assert_int_equal(sqlite3_prepare_v2(t2.app.db.h, "SELECT token_hash"
+	    " FROM push_accounts WHERE account = 'a2'", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_type(st, 0), SQLITE_NULL);
+	sqlite3_finalize(st);
+	assert_false(db_holds(&t2, TOKEN));
+	testapp_close(&t2);
+}
+
+/* A restarted pushd: the account is not in memory, its row is. The
+ * token presented is found by its hash; another token is not. */
+static void stored_token_found_by_hash(void **state)
+{
+	struct testapp *t = *state;
+	static struct pushd pd;
+	char hash[ACCT_TOKEN_HEX + 1];
+
+	memset(&pd, 0, sizeof(pd));
+	pd.app = t->app;
+	acct_token_hash(TOKEN, hash);
+	insert_sub(t, "token_hash", hash);
+	assert_int_equal(acct_token_known(&pd, TOKEN), 1);
+	assert_int_equal(acct_token_known(&pd, OTHER), 0);
+	assert_int_equal(acct_token_known(&pd, hash), 0);  /* the hash is no token */
+	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
+	assert_int_equal(acct_push_callback(&pd, OTHER, "application/json",
+	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
+	assert_false(db_holds(t, TOKEN));
+	pd_done(&pd, t);
+}
+
+/* An account in memory holds the hash only, and a callback with its
+ * token reaches it; one character changed, it is 404. */
+static void account_in_memory_found_by_hash(void **state)
+{
+	struct testapp *t = *state;
+	static struct pushd pd;
+	static struct acct a;
+	char near[sizeof(TOKEN)];
+
+	memset(&pd, 0, sizeof(pd));
+	memset(&a, 0, sizeof(a));
+	pd.app = t->app;
+	a.pd = &pd;
+	a.jmap_id = (char *)"A1";
+	a.sub_state = SUB_PENDING;
+	acct_token_hash(TOKEN, a.token_hash);
+	pd.accts[3] = &a;
+	pd.naccts = 1;
+	assert_null(memmem(&a, sizeof(a), TOKEN, strlen(TOKEN)));
+	/* Not verified yet: a StateChange is refused, so the token was found. */
+	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	    STATE_CHANGE, strlen(STATE_CHANGE)), 403);
+	a.sub_state = SUB_VERIFIED;
+	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
+	memcpy(near, TOKEN, sizeof(near));
+	near[sizeof(near) - 2] ^= 1;
+	assert_int_equal(acct_push_callback(&pd, near, "application/json",
+	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
+	assert_int_equal(acct_token_known(&pd, TOKEN), 1);
+	assert_int_equal(acct_token_known(&pd, near), 0);
+	pd_done(&pd, t);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hash_is_sha256_hex),
+		T(version_3_database_migrated),
+		T(stored_token_found_by_hash),
+		T(account_in_memory_found_by_hash),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
