@@ -31,6 +31,7 @@ struct field {
 static const char *const themes[] = { "system", "light", "dark", NULL };
 static const char *const densities[] = { "comfortable", "compact", NULL };
 static const char *const formats[] = { "plain", "rich", NULL };
+static const char *const after_actions[] = { "next", "previous", "list", NULL };
 
 static const struct key keys[] = {
 	{ "theme", K_CHOICE, "system", 0, themes, "system, light or dark", 0, 0 },
@@ -47,6 +48,9 @@ static const struct key keys[] = {
 	{ "identities", K_IDENTITIES, NULL, 0, NULL, NULL, 0, 0 },
 	/* Saved replies. */
 	{ "templates", K_TEMPLATES, NULL, 0, NULL, NULL, 0, 0 },
+	/* What opens once the open message was deleted, archived or moved. */
+	{ "afterAction", K_CHOICE, "next", 0, after_actions,
+	    "next, previous or list", 0, 0 },
 };
 
 static const struct field identity_fields[] = {

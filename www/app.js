@@ -20,12 +20,16 @@ import * as contacts from "./js/contacts.js";
 import * as identities from "./js/identities.js";
 import { futureRelease } from "./js/limits.js";
 import { words } from "./js/sendcheck.js";
+import * as place from "./js/place.js";
+import * as bulk from "./js/bulk.js";
+import * as moveto from "./js/views/moveto.js";
+import * as menu from "./js/views/menu.js";
 import * as alerts from "./js/alerts.js";
 import { worthTelling, notices } from "./js/newmail.js";
 
 const { state } = store;
 let config = { name: "postern", uploadMax: 0 };
-let openThread = null;     // {id, emails}
+let openThread = null;     // {id, emails, email}
 let showImagesFor = new Set();
 let lang = "en";           // the catalogue in use
 let attachWords = null;    // compose.attachWords of every catalogue
@@ -101,8 +105,8 @@ async function enter(session) {
   pane("list");
   await Promise.all([store.loadMailboxes(), store.loadIdentities(), fetched]);
   await applySettings();
-  const inbox = store.roleBox("inbox");
-  await openFolder(inbox ? inbox.id : state.mailboxes.keys().next().value);
+  // The place of the URL (a reload, a pasted link, signing in again), else the Inbox.
+  await goTo(place.parse(location.hash), true);
   // Focus in the list, where the keys work (unless the user moved it).
   if (!document.activeElement || document.activeElement === document.body || $("#signin").contains(document.activeElement)) list.focusRow();
   live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
@@ -113,9 +117,53 @@ async function enter(session) {
 }
 
 function paintFolders() {
-  folders.render($("#folders"), { onOpen: (id) => openFolder(id), onDrop: (id) => act("move", id, list.targets()) });
+  folders.render($("#folders"), { onOpen: (id) => openFolder(id), onDrop: (id) => act("move", id), onMenu: folderMenu });
   folderedit.paintTools();
   updateTitle();
+}
+
+// -- places: the URL's fragment (place.js) ------------------------------------------
+
+// The place shown: the folder or search, the thread open in it.
+function here() {
+  const p = {};
+  const m = state.mailboxes.get(state.current);
+  if (state.filter) p.search = state.query;
+  else if (m?.role && place.ROLES.includes(m.role)) p.role = m.role;
+  else if (m) p.folderId = m.id;
+  if (openThread) { p.thread = openThread.id; if (openThread.email) p.email = openThread.email; }
+  return p;
+}
+
+// A new place in the history (Back returns to the one before), or the
+// current entry rewritten (replace).
+function record(replace = false) {
+  const f = place.format(here());
+  if (f === location.hash) return;
+  history[replace ? "replaceState" : "pushState"](null, "", f);
+}
+
+// Shows place p (from the URL): its list, its thread, the settings. What
+// cannot be found (a folder gone, another account's thread) falls back to
+// the Inbox or the list, and the URL says where the user is.
+async function goTo(p, initial = false) {
+  if (p.settings) {
+    if (initial || !state.current) await goTo({}, initial);
+    openSettings(false);
+    return;
+  }
+  if ($("#settings").open) $("#settings").close();
+  if (p.search) {
+    if (!state.filter || state.query !== p.search) { $("#search").value = p.search; await runSearch(p.search, false); }
+  } else {
+    const id = (p.role && store.roleBox(p.role)?.id) || (p.folderId && state.mailboxes.has(p.folderId) && p.folderId)
+      || store.roleBox("inbox")?.id || state.mailboxes.keys().next().value;
+    if (initial || state.filter || state.current !== id) await openFolder(id, false);
+  }
+  if (p.thread) {
+    if (openThread?.id !== p.thread) await showThread(p.thread, p.email).catch(() => {});
+  } else if (openThread) { closeReader(); pane("list"); list.focusRow(); }
+  record(true);
 }
 
 // -- settings -------------------------------------------------------------------
@@ -133,17 +181,26 @@ async function applySettings() {
   }
 }
 
-function openSettings() {
+let settingsPushed = false;   // the settings' place was pushed by opening them
+function openSettings(nav = true) {
   const f = $("#settings-form");
   const v = settings.all();
-  for (const k of ["theme", "density", "language", "compose"]) f.elements[k].value = v[k];
+  for (const k of ["theme", "density", "language", "compose", "afterAction"]) f.elements[k].value = v[k];
   f.elements.threads.checked = !!v.threads;
   f.elements.showImages.checked = !!v.showImages;
   f.elements.notify.checked = alerts.enabled();
   $("#notify-blocked").hidden = true;
   writing.paint($("#settings-writing"));
   $("#settings-error").hidden = true;
-  $("#settings").showModal();
+  if (!$("#settings").open) $("#settings").showModal();
+  if (nav && location.hash !== "#/settings") { history.pushState(null, "", place.format({ settings: true })); settingsPushed = true; }
+}
+
+// Closing the settings leaves their place: Back if opening them pushed it.
+function settingsClosed() {
+  if (location.hash !== "#/settings") return;
+  if (settingsPushed) history.back(); else record(true);
+  settingsPushed = false;
 }
 
 async function saveSettings(ev) {
@@ -152,7 +209,7 @@ async function saveSettings(ev) {
   const f = ev.target.elements;
   const before = settings.all();
   const v = { theme: f.theme.value, density: f.density.value, language: f.language.value, compose: f.compose.value,
-    threads: f.threads.checked, showImages: f.showImages.checked };
+    threads: f.threads.checked, showImages: f.showImages.checked, afterAction: f.afterAction.value };
   $("#settings-save").disabled = true;
   try {
     const w = await writing.read($("#settings-writing"));
@@ -205,7 +262,7 @@ async function notifyChanged(ev) {
   $("#notify-blocked").hidden = allowed;
 }
 
-async function openFolder(id) {
+async function openFolder(id, nav = true) {
   $("#search").value = "";
   state.query = "";
   list.reset();
@@ -214,6 +271,7 @@ async function openFolder(id) {
   paintFolders();
   paintToolbar();
   pane("list");
+  if (nav) record();
   await p;
 }
 
@@ -223,6 +281,28 @@ function paintToolbar() {
   $("#list-title").textContent = state.filter ? t("search.resultsFor", { q: state.query })
     : state.mailboxes.get(state.current) ? folders.folderName(state.mailboxes.get(state.current)) : "";
   $("#threads").setAttribute("aria-pressed", String(state.threads));
+  // In Junk, Spam becomes Not spam.
+  const junk = role === "junk" && !state.filter;
+  for (const b of $$('#list-pane [data-act="junk"]')) b.hidden = junk;
+  for (const b of $$('[data-act="notjunk"]')) b.hidden = !junk;
+  paintSelection();
+}
+
+// Under the toolbar while rows are selected: how many, and the offer of
+// the whole folder or search once every loaded row is.
+function paintSelection() {
+  const bar = $("#select-bar");
+  const n = list.selectedCount();
+  const loaded = state.ids.filter(Boolean).length;
+  if (n < 2) { bar.hidden = true; return; }
+  const where = state.filter ? t("search.results") : folders.folderName(state.mailboxes.get(state.current) || { name: "" });
+  const kids = [h("span", {}, list.allSelected() ? t("select.allOf", { n: state.total, where }) : t("select.some", { n }))];
+  if (!list.allSelected() && n >= loaded && state.total > n) {
+    kids.push(h("button.link", { type: "button", onclick: () => list.selectAll() }, t("select.all", { n: state.total, where })));
+  }
+  kids.push(h("button.link", { type: "button", onclick: () => list.clearSelection() }, t("select.clear")));
+  bar.replaceChildren(...kids);
+  bar.hidden = false;
 }
 
 async function openMessage(id) {
@@ -234,15 +314,25 @@ async function openMessage(id) {
     if (full) composer.open($("#composer"), "draft", full, composerOpts());
     return;
   }
+  await showThread(e.threadId, id, true);
+}
+
+// Opens a thread in the reader (at one of its messages, emailId).
+async function showThread(threadId, emailId, nav = false) {
   pane("reader");
   const t0 = performance.now();
-  const emails = await store.loadThread(e.threadId);
-  openThread = { id: e.threadId, emails };
+  const emails = await store.loadThread(threadId);
+  // A thread that is not there (deleted, or another account's link): the list.
+  if (!emails.length) { closeReader(); pane("list"); return; }
+  openThread = { id: threadId, emails, email: emailId && emails.some((m) => m.id === emailId) ? emailId : null };
+  if (nav) record();
   paintReader();
   window.__postern_open_ms = performance.now() - t0;
   const unread = emails.filter((m) => !m.keywords?.$seen).map((m) => m.id);
   if (unread.length) store.update(store.keywordPatch(unread, "$seen", true)).then(() => store.loadMailboxes()).catch(warn);
   $("#reader-body h2").focus({ preventScroll: true });
+  // A link to one message of the thread shows that message.
+  if (openThread.email && !nav) $(`#reader-body .msg[data-id="${CSS.escape(openThread.email)}"]`)?.scrollIntoView({ block: "start" });
 }
 
 function paintReader() {
@@ -283,47 +373,124 @@ function toast(text, undo) {
   toastTimer = setTimeout(() => { el.hidden = true; }, undo ? 10000 : 4000);
 }
 
-// The target ids: the open thread in the reader (on the phone), else the list's.
+// The target rows: the list's (selection, else focus), else the open thread.
 function targetsNow() {
   const ids = list.targets();
   if (ids.length) return ids;
   return openThread ? [openThread.emails[openThread.emails.length - 1].id] : [];
 }
 
-async function act(kind, arg, rowIds = targetsNow()) {
-  if (!rowIds.length) return;
+// The email ids an action applies to: the whole query, the rows of the
+// selection (those not loaded named by the server), with their threads.
+async function targetEmails(rows, onProgress) {
+  if (list.allSelected()) return store.queryIds(undefined, onProgress);
+  if (list.needsQuery()) return store.expandMany(await store.selectionRows(list.selection()));
+  return rows.length > 20 ? store.expandMany(rows) : store.expand(rows);
+}
+
+// "Working… 1,000 of 2,500" while a large action runs.
+const progressFor = (n) => (n > 200 ? (done, total) => toast(t("toast.working", { done: i18n.number(done), total: i18n.number(total) })) : null);
+
+const MOVES = { archive: "archive", trash: "trash", junk: "junk", notjunk: "inbox", move: null };
+
+async function act(kind, arg) {
+  if (kind === "move" && !arg) { openMove(); return; }
+  const rows = targetsNow();
+  const many = list.needsQuery();
+  if (!rows.length && !many) return;
+  const n = many ? list.selectedCount() : rows.length;
+  const progress = progressFor(n);
   try {
-    const ids = await store.expand(rowIds);
-    const dest = { archive: "archive", trash: "trash", junk: "junk" }[kind];
-    if (kind === "read" || kind === "unread") {
-      await store.update(store.keywordPatch(ids, "$seen", kind === "read"));
+    let to = arg, kw = kind;
+    if (kind in MOVES) {
+      const role = MOVES[kind];
+      if (role) {
+        const box = store.roleBox(role);
+        if (!box) { toast(t("toast.noFolder", { name: t(`folder.${role}`) })); return; }
+        to = box.id;
+      }
+      if (!to || to === state.current && !state.filter) return;
+    } else if (kind === "flag") {
+      kw = rows.every((id) => state.emails.get(id)?.keywords?.$flagged) && rows.length ? "unflag" : "flag";
+    }
+    const patch = bulk.patchFor(kw, { to, inbox: to });
+    if (progress) progress(0, n);
+    const ids = await targetEmails(rows, progress);
+    if (kind in MOVES) leaveRows(rows, ids);
+    list.clearSelection();
+    const r = await store.bulkUpdate(ids, () => patch, progress);
+    const name = folders.folderName(state.mailboxes.get(to) || { name: "" });
+    const msg = {
+      trash: "toast.deleted", junk: "toast.junk", notjunk: "toast.notJunk", archive: "toast.archived", read: "toast.read",
+      unread: "toast.unread", flag: "toast.flagged", unflag: "toast.unflagged" }[kw] || "toast.moved";
+    toast(t(msg, { n, name }) + (r.failed ? " " + t("toast.failedSome", { n: r.failed }) : ""), async () => {
+      await store.bulkRestore(r.undo, progress);
+      await store.refresh();
       await store.loadMailboxes();
-      return;
-    }
-    if (kind === "flag") {
-      const on = !ids.every((id) => state.emails.get(id)?.keywords?.$flagged);
-      const undo = await store.update(store.keywordPatch(ids, "$flagged", on));
-      toast(t(on ? "toast.flagged" : "toast.unflagged", { n: rowIds.length }), () => store.update(undo));
-      if (openThread) { for (const e of openThread.emails) if (ids.includes(e.id)) e.keywords = state.emails.get(e.id).keywords; }
-      return;
-    }
-    let to = arg;
-    if (dest) {
-      const box = store.roleBox(dest);
-      if (!box) { toast(t("toast.noFolder", { name: t(`folder.${dest}`) })); return; }
-      to = box.id;
-    }
-    if (!to || to === state.current) return;
-    store.dropFromList(rowIds);
-    list.selected.clear();
-    if (openThread && ids.some((id) => openThread.emails.some((e) => e.id === id))) { closeReader(); pane("list"); }
-    const undo = await store.update(store.movePatch(ids, to), { silent: true });
-    const name = folders.folderName(state.mailboxes.get(to));
-    const msg = kind === "trash" ? t("toast.deleted", { n: rowIds.length }) : kind === "junk" ? t("toast.junk", { n: rowIds.length })
-      : kind === "archive" ? t("toast.archived", { n: rowIds.length }) : t("toast.moved", { n: rowIds.length, name });
-    toast(msg, async () => { await store.update(undo); await store.refresh(); });
+    });
+    if (openThread) { for (const e of openThread.emails) { const c = state.emails.get(e.id); if (c) e.keywords = c.keywords; } }
     await store.refresh();
-    list.setFocus(Math.min(list.focusIndex(), state.total - 1), { select: true });
+    if (!(kind in MOVES)) await store.loadMailboxes();
+  } catch (e) { warn(e); }
+}
+
+// Rows leave the list at once (the server confirms with the refresh);
+// when the open thread was among them, the next one opens (the setting
+// afterAction: next, previous, or back to the list).
+function leaveRows(rows, ids) {
+  const gone = new Set(rows);
+  const pos = openThread ? state.ids.findIndex((id) => id && state.emails.get(id)?.threadId === openThread.id) : -1;
+  const hit = openThread && (ids.some((id) => openThread.emails.some((e) => e.id === id)) || (pos >= 0 && gone.has(state.ids[pos])));
+  const next = hit ? bulk.nextAfter(state.ids, gone, pos, settings.get("afterAction")) : null;
+  const fpos = next ? state.ids.indexOf(next) : list.focusIndex();
+  store.dropFromList(rows);
+  if (hit && next) {
+    // The next one replaces the place: Back does not return to what left.
+    showThread(state.emails.get(next).threadId, next).then(() => record(true), warn);
+    list.setFocus(state.ids.indexOf(next), { select: true });
+  } else {
+    if (hit) { closeReader(); pane("list"); record(); }
+    list.setFocus(Math.min(Math.max(fpos, 0), state.total - 1), { select: true });
+  }
+}
+
+// Move to…: the folder picked in the dialog.
+function openMove() {
+  if (!targetsNow().length && !list.needsQuery()) return;
+  moveto.open({ current: state.filter ? null : state.current, onPick: (id) => act("move", id) });
+}
+
+// A folder's context menu, and a row's (on the selection).
+function folderMenu(id) {
+  const m = state.mailboxes.get(id);
+  const items = [{ label: t("folders.markRead"), onSelect: () => markAllRead(id) }];
+  if (!m?.role) {
+    items.push({ label: t("folders.rename"), onSelect: () => openFolder(id).then(() => folderedit.rename()) });
+  }
+  return items;
+}
+function rowMenu() {
+  const junk = state.mailboxes.get(state.current)?.role === "junk" && !state.filter;
+  return [["move", "action.move"], ["archive", "action.archive"], ["trash", "action.delete"], [junk ? "notjunk" : "junk", junk ? "action.notJunk" : "action.junk"],
+    ["read", "action.read"], ["unread", "action.unread"], ["flag", "action.flag"]].map(([k, l]) => ({ label: t(l), onSelect: () => act(k) }));
+}
+
+// Mark all read: every unread email of a folder (the open one), on the server.
+async function markAllRead(id = state.current) {
+  const box = state.mailboxes.get(id);
+  if (!box) return;
+  try {
+    const ids = await store.queryIds({ inMailbox: id, notKeyword: "$seen" });
+    if (!ids.length) return;
+    const progress = progressFor(ids.length);
+    const r = await store.bulkUpdate(ids, () => bulk.patchFor("read"), progress);
+    toast(t("toast.allRead", { n: r.done, name: folders.folderName(box) }), async () => {
+      await store.bulkRestore(r.undo, progress);
+      await store.refresh();
+      await store.loadMailboxes();
+    });
+    await store.refresh();
+    await store.loadMailboxes();
   } catch (e) { warn(e); }
 }
 
@@ -403,9 +570,9 @@ async function compose(mode, of) {
 
 // -- search ----------------------------------------------------------------------
 
-async function runSearch(q) {
+async function runSearch(q, nav = true) {
   q = q.trim();
-  if (!q) return openFolder(state.current);
+  if (!q) return openFolder(state.current, nav);
   const filter = search.parse(q, store.findMailbox);
   state.query = q;
   list.reset();
@@ -420,6 +587,7 @@ async function runSearch(q) {
   paintFolders();
   paintToolbar();
   pane("list");
+  if (nav) record();
   await p;
 }
 
@@ -430,7 +598,7 @@ const KEYS = {
   o: () => list.focused() && openMessage(list.focused()), Enter: () => list.focused() && openMessage(list.focused()),
   c: () => compose("new"), r: () => compose("reply"), a: () => compose("replyAll"), f: () => compose("forward"),
   e: () => act("archive"), "#": () => act("trash"), Delete: () => act("trash"), "!": () => act("junk"),
-  s: () => act("flag"), u: () => { pane("list"); list.focusRow(); },
+  s: () => act("flag"), u: () => { pane("list"); list.focusRow(); }, v: () => act("move"),
   "/": () => { $("#search").focus(); $("#search").select(); },
   "?": () => $("#help").showModal(),
 };
@@ -442,7 +610,7 @@ function onKey(ev) {
     if (ev.key === "Escape" && ev.target.id === "search") { ev.target.blur(); list.focusRow(); }
     return;
   }
-  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open || $("#settings").open || $("#folder-dialog").open) return;
+  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open || $("#settings").open || $("#folder-dialog").open || moveto.isOpen() || menu.isOpen()) return;
   if (ev.key === "Escape") { if (document.body.dataset.pane === "reader") { pane("list"); list.focusRow(); } return; }
   if (ev.key === "Enter" && ev.target.tagName === "BUTTON") return;
   const fn = KEYS[ev.key];
@@ -451,7 +619,7 @@ function onKey(ev) {
 
 function helpSheet() {
   const rows = [["j / k", "help.nextPrev"], ["o, Enter", "help.open"], ["u, Esc", "help.back"], ["c", "help.compose"],
-    ["r", "help.reply"], ["a", "help.replyAll"], ["f", "help.forward"], ["e", "help.archive"], ["#", "help.delete"],
+    ["r", "help.reply"], ["a", "help.replyAll"], ["f", "help.forward"], ["e", "help.archive"], ["v", "help.move"], ["#", "help.delete"],
     ["!", "help.junk"], ["s", "help.flag"], ["/", "help.search"], ["?", "help.help"]];
   $("#help-keys").replaceChildren(...rows.map(([k, d]) => h("div", {}, h("dt", {}, h("kbd", {}, k)), h("dd", {}, t(d)))));
 }
@@ -482,6 +650,11 @@ function wire() {
   for (const b of $$("[data-compose]")) b.addEventListener("click", () => compose(b.dataset.compose));
   $("#settings-open").addEventListener("click", openSettings);
   $("#settings-form").addEventListener("submit", saveSettings);
+  $("#settings").addEventListener("close", settingsClosed);
+  $("#select-loaded").addEventListener("click", () => (list.selectedCount() >= state.ids.filter(Boolean).length && state.ids.length
+    ? list.clearSelection() : list.selectLoaded()));
+  $("#folder-read").addEventListener("click", () => markAllRead());
+  addEventListener("popstate", () => { if (state.session && state.mailboxes.size) goTo(place.parse(location.hash)).catch(warn); });
   $("#settings-form").elements.notify.addEventListener("change", notifyChanged);
   $("#settings-form").elements.notify.closest("label").hidden = !alerts.supported();
   $("#folder-new").addEventListener("click", () => folderedit.create());
@@ -493,10 +666,10 @@ function wire() {
   $("#help-open").addEventListener("click", () => $("#help").showModal());
   $("#help-close").addEventListener("click", () => $("#help").close());
   document.addEventListener("keydown", onKey);
-  list.mount($("#list"), { onOpen: openMessage, onError: warn, onSelect: () => {} });
+  list.mount($("#list"), { onOpen: openMessage, onError: warn, onSelect: paintSelection, onMenu: rowMenu });
   store.on("mailboxes", paintFolders);
   store.on("arrived", arrived);
-  store.on("list", () => { list.paint(); $("#list-empty").hidden = state.total > 0 || state.ids.length === 0 && state.total === 0 && !state.queryState; });
+  store.on("list", () => { list.paint(); paintSelection(); $("#list-empty").hidden = state.total > 0 || state.ids.length === 0 && state.total === 0 && !state.queryState; });
   store.on("list-reset", () => list.paint());
   api.setUnauthenticatedHandler(() => { if (state.session) { leave(); const err = $("#signin-error"); err.textContent = t("signin.expired"); err.hidden = false; } });
 }

@@ -44,6 +44,7 @@ static void empty_object_gives_defaults(void **state)
 	assert_string_equal(str(o, "sendDelay"), "10");
 	assert_string_equal(str(o, "identities"), "{ }");
 	assert_string_equal(str(o, "templates"), "[ ]");
+	assert_string_equal(str(o, "afterAction"), "next");
 	json_object_put(o);
 }
 
@@ -52,7 +53,8 @@ static void known_keys_kept(void **state)
 	char err[160];
 	json_object *o = check("{\"theme\":\"dark\",\"density\":\"compact\","
 	    "\"threads\":false,\"signature\":\"-- \\nA\",\"language\":\"pt-BR\","
-	    "\"compose\":\"rich\",\"showImages\":true}", err, sizeof(err));
+	    "\"compose\":\"rich\",\"showImages\":true,"
+	    "\"afterAction\":\"previous\"}", err, sizeof(err));
 
 	(void)state;
 	assert_non_null(o);
@@ -63,6 +65,7 @@ static void known_keys_kept(void **state)
 	assert_string_equal(str(o, "language"), "pt-BR");
 	assert_string_equal(str(o, "compose"), "rich");
 	assert_string_equal(str(o, "showImages"), "true");
+	assert_string_equal(str(o, "afterAction"), "previous");
 	json_object_put(o);
 }
 
@@ -115,6 +118,8 @@ static void bad_input_refused_with_reason(void **state)
 	refused("{\"threads\":\"yes\"}", "true or false");
 	refused("{\"density\":null}", "must be a string");
 	refused("{\"compose\":\"html\"}", "plain or rich");
+	refused("{\"afterAction\":\"close\"}", "next, previous or list");
+	refused("{\"afterAction\":true}", "must be a string");
 	refused("{\"language\":\"en_GB\"}", "language tag");
 	refused("{\"language\":\"-en\"}", "language tag");
 	refused("{\"language\":\"en-\"}", "language tag");

@@ -7,7 +7,8 @@ import * as api from "./api.js";
 const PATH = "/api/auth/settings";
 const CACHE = "postern.settings.cache";
 export const DEFAULTS = { theme: "system", density: "comfortable", threads: true, showImages: false,
-  compose: "plain", signature: "", language: "", sendDelay: 10, identities: {}, templates: [] };
+  compose: "plain", signature: "", language: "", sendDelay: 10, identities: {}, templates: [],
+  afterAction: "next" };
 let values = { ...DEFAULTS };
 const listeners = [];
 

@@ -5,6 +5,7 @@ import * as jmap from "./jmap.js";
 import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
 import { blobUrl } from "./api.js";
+import { batches, inverse, missing, rowIds } from "./bulk.js";
 
 const listeners = new Map();
 export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
@@ -22,6 +23,7 @@ export const state = {
   emails: new Map(),      // id → Email (list properties)
   identities: [],
   view: { from: 0, to: 0 }, // the positions the list shows (set by the list view)
+  snippets: new Map(),    // email id → {subject, preview} of SearchSnippet/get (a search's matches)
 };
 
 export const LIST_PROPS = ["threadId", "mailboxIds", "keywords", "from", "to", "subject",
@@ -62,6 +64,7 @@ export function openList(mailboxId, filter = null) {
   state.ids = [];
   state.total = 0;
   state.queryState = null;
+  state.snippets.clear();
   gen++;
   inflight.clear();
   emit("list-reset");
@@ -109,10 +112,14 @@ async function readPage(p, my) {
     ["Email/get", { accountId: acc(), "#ids": ref("q", "Email/query", "/ids"), properties: LIST_PROPS }, "g"],
     ...(state.threads ? [["Thread/get", { accountId: acc(),
       "#ids": ref("g", "Email/get", "/list/*/threadId") }, "t"]] : []),
+    // A search: why each row matched, the words marked by the server.
+    ...(state.filter ? [["SearchSnippet/get", { accountId: acc(), filter: listFilter(),
+      "#emailIds": ref("q", "Email/query", "/ids") }, "s"]] : []),
   ]);
   if (my !== gen) return null;
   if (r.q instanceof Error) throw r.q;
   for (const e of r.g.list) state.emails.set(e.id, e);
+  if (r.s && !(r.s instanceof Error)) for (const sn of r.s.list || []) state.snippets.set(sn.emailId, sn);
   if (r.t && !(r.t instanceof Error)) for (const th of r.t.list) threadSize.set(th.id, th.emailIds.length);
   state.queryState = r.q.queryState;
   state.emailState = r.g.state;
@@ -237,6 +244,105 @@ export async function emptyFolder(mailboxId) {
   const q = await jmap.one("Email/query", { accountId: acc(), filter: { inMailbox: mailboxId }, limit: 1000 });
   if (q.ids.length) await destroy(q.ids);
   return q.ids.length;
+}
+
+// -- acting on many ------------------------------------------------------------
+
+// The most objects one Email/set (or /get) may name, by the session, and
+// at most 500 a request so that progress moves and no call runs long.
+function cap(key) {
+  const n = Number(state.session?.capabilities?.["urn:ietf:params:jmap:core"]?.[key]);
+  return Math.max(1, Math.min(n > 0 ? n : 500, 500));
+}
+
+// Every email id of a query (the list's by default), newest first, in
+// pages: not collapsed, so a folder gives every email in it.
+export async function queryIds(filter = listFilter(), onProgress) {
+  const out = [];
+  for (let pos = 0; ; ) {
+    const q = await jmap.one("Email/query", { accountId: acc(), filter, sort: [{ property: "receivedAt", isAscending: false }],
+      position: pos, limit: 1000, calculateTotal: true });
+    out.push(...q.ids);
+    pos += q.ids.length;
+    if (onProgress) onProgress(out.length, q.total);
+    if (!q.ids.length || pos >= q.total) return out;
+  }
+}
+
+// The row ids of a list selection (bulk.js), fetching the positions of
+// its ranges that are not loaded (ids only) in the list's own order.
+export async function selectionRows(sel) {
+  const ids = state.ids.slice();
+  for (const [position, n] of missing(sel.ranges, ids)) {
+    for (let p = position; p < position + n; ) {
+      const q = await jmap.one("Email/query", { accountId: acc(), filter: listFilter(), collapseThreads: state.threads,
+        sort: [{ property: "receivedAt", isAscending: false }], position: p, limit: Math.min(1000, position + n - p) });
+      if (!q.ids.length) break;
+      q.ids.forEach((id, i) => { ids[p + i] = id; });
+      p += q.ids.length;
+    }
+  }
+  return rowIds(sel, ids);
+}
+
+// expand() for any number of rows: the threads' emails in the current
+// folder (all of them in a search), in batches; rows without a known
+// thread stand for themselves.
+export async function expandMany(rows) {
+  if (!state.threads || !rows.length) return rows;
+  const out = new Set();
+  for (const b of batches(rows, cap("maxObjectsInGet"))) {
+    const r = await jmap.call([
+      ["Email/get", { accountId: acc(), ids: b, properties: ["threadId"] }, "e"],
+      ["Thread/get", { accountId: acc(), "#ids": ref("e", "Email/get", "/list/*/threadId") }, "t"]]);
+    if (r.t instanceof Error) throw r.t;
+    const all = r.t.list.flatMap((th) => th.emailIds);
+    if (state.filter) all.forEach((id) => out.add(id));
+    else {
+      for (const c of batches(all, cap("maxObjectsInGet"))) {
+        const g = await jmap.one("Email/get", { accountId: acc(), ids: c, properties: ["mailboxIds"] });
+        for (const e of g.list) if (e.mailboxIds[state.current]) out.add(e.id);
+      }
+    }
+    b.forEach((id) => out.add(id));
+  }
+  return [...out];
+}
+
+// Applies patchOf(id) to every id in batches the server allows, each an
+// Email/get of what the patch changes (for Undo) and the Email/set in one
+// request. onProgress(done, total). Resolves to {undo: {id: patch}, done,
+// failed}; the cached emails change with it.
+export async function bulkUpdate(ids, patchOf, onProgress) {
+  const undo = {};
+  let done = 0, failed = 0;
+  for (const b of batches(ids, cap("maxObjectsInSet"))) {
+    const update = {};
+    for (const id of b) update[id] = patchOf(id);
+    const props = [...new Set(Object.values(update).flatMap((p) => Object.keys(p).map((k) => k.split("/")[0])))];
+    const r = await jmap.call([
+      ["Email/get", { accountId: acc(), ids: b, properties: props }, "g"],
+      ["Email/set", { accountId: acc(), update }, "s"]]);
+    if (r.s instanceof Error) throw r.s;
+    const before = new Map((r.g instanceof Error ? [] : r.g.list).map((e) => [e.id, e]));
+    for (const id of b) {
+      if (!r.s.updated || !(id in r.s.updated)) { failed++; continue; }
+      done++;
+      if (before.has(id)) undo[id] = inverse(update[id], before.get(id));
+      const e = state.emails.get(id);
+      if (e) applyLocal(e, update[id]);
+    }
+    if (onProgress) onProgress(done + failed, ids.length);
+  }
+  emit("list");
+  emit("changed");
+  return { undo, done, failed };
+}
+
+// Puts back what bulkUpdate changed (its undo), in batches.
+export async function bulkRestore(undo, onProgress) {
+  const ids = Object.keys(undo);
+  return bulkUpdate(ids, (id) => undo[id], onProgress);
 }
 
 // -- live refresh -------------------------------------------------------------

@@ -3,6 +3,7 @@
 import { h } from "../dom.js";
 import { t, number } from "../i18n.js";
 import { state } from "../store.js";
+import * as menu from "./menu.js";
 
 const ROLE_ORDER = ["inbox", "drafts", "sent", "archive", "junk", "trash"];
 
@@ -16,7 +17,8 @@ function sorted(parentId) {
       || (a.sortOrder || 0) - (b.sortOrder || 0) || a.name.localeCompare(b.name));
 }
 
-export function render(root, { onOpen, onDrop }) {
+// onMenu(id): the items of a folder's context menu (menu.js).
+export function render(root, { onOpen, onDrop, onMenu }) {
   const build = (parentId, depth) => {
     const items = [];
     for (const m of sorted(parentId)) {
@@ -29,6 +31,7 @@ export function render(root, { onOpen, onDrop }) {
       // text must be part of it.
       unread ? h("span.count", {}, number(unread), h("span.sr-only", {}, ` ${t("folder.unread", { n: unread })}`)) : null);
       btn.style.setProperty("--depth", depth);
+      if (onMenu) menu.attach(btn, () => onMenu(m.id), () => folderName(m));
       btn.addEventListener("dragover", (ev) => { ev.preventDefault(); btn.classList.add("drop"); });
       btn.addEventListener("dragleave", () => btn.classList.remove("drop"));
       btn.addEventListener("drop", (ev) => { ev.preventDefault(); btn.classList.remove("drop"); onDrop(m.id); });

@@ -3,12 +3,18 @@
 import { h } from "../dom.js";
 import { t, shortDate } from "../i18n.js";
 import * as store from "../store.js";
+import * as bulk from "../bulk.js";
+import { parts } from "../snippet.js";
+import * as menu from "./menu.js";
 const { state } = store;
 
 const OVERSCAN = 8;
 let root, inner, rowH = 68, measured = false;
 let focus = -1;
-export const selected = new Set();
+export const selected = new Set();   // rows picked one by one
+// Shift ranges (positions, loaded or not) and the whole query.
+let ranges = [];
+let all = false;
 let handlers = {};
 let anchor = -1;
 
@@ -36,7 +42,7 @@ export function mount(el, opts) {
 
 export function reset() {
   focus = -1; anchor = -1;
-  selected.clear();
+  clearSelection(false);
   if (root) root.scrollTop = 0;
   paint();
 }
@@ -44,12 +50,33 @@ export function reset() {
 export function focused() { return focus >= 0 ? state.ids[focus] : null; }
 export function focusIndex() { return focus; }
 
-// The rows the toolbar acts on: the selection, else the focused row.
+// The loaded rows the toolbar acts on: the selection's, else the focused row.
 export function targets() {
-  if (selected.size) return [...selected];
+  if (!bulk.isEmpty(selection())) return bulk.rowIds(selection(), state.ids);
   const f = focused();
   return f ? [f] : [];
 }
+
+// The selection (bulk.js): rows, ranges by position, or the whole query.
+export function selection() { return { ids: selected, ranges, all }; }
+// Whether acting on it needs the server to name the rows (some not loaded).
+export function needsQuery() {
+  return all || bulk.missing(ranges, state.ids).length > 0;
+}
+export function selectedCount() { return bulk.count(selection(), state.total, state.ids); }
+const changed = () => handlers.onSelect && handlers.onSelect();
+export function clearSelection(repaint = true) {
+  selected.clear(); ranges = []; all = false;
+  if (repaint) { paint(); changed(); }
+}
+// Every loaded row; then, asked again, the whole query.
+export function selectLoaded() {
+  all = false; ranges = [];
+  for (const id of state.ids) if (id) selected.add(id);
+  paint(); changed();
+}
+export function selectAll() { all = true; paint(); changed(); }
+export const allSelected = () => all;
 
 export function setFocus(i, { select = false, extend = false, toggle = false } = {}) {
   if (!state.total) return;
@@ -58,15 +85,19 @@ export function setFocus(i, { select = false, extend = false, toggle = false } =
   focus = i;
   const id = state.ids[i];
   if (extend && anchor >= 0) {
-    selected.clear();
-    for (let k = Math.min(anchor, i); k <= Math.max(anchor, i); k++) if (state.ids[k]) selected.add(state.ids[k]);
+    // Every row between, loaded or not: the range is kept by position.
+    selected.clear(); all = false;
+    ranges = [[Math.min(anchor, i), Math.max(anchor, i)]];
   } else if (toggle && id) {
     // Ctrl-click after a plain click: the row that was focused joins in.
-    if (!selected.size && prev && prev !== id) selected.add(prev);
-    if (selected.has(id)) selected.delete(id); else selected.add(id);
+    if (bulk.isEmpty(selection()) && prev && prev !== id) selected.add(prev);
+    if (bulk.isSelected(selection(), i, id)) {
+      if (all) { all = false; for (const x of state.ids) if (x) selected.add(x); }
+      selected.delete(id); ranges = bulk.without(ranges, i);
+    } else selected.add(id);
     anchor = i;
   } else if (select) {
-    selected.clear();
+    selected.clear(); ranges = []; all = false;
     anchor = i;
   }
   const top = i * rowH;
@@ -94,16 +125,19 @@ function row(i) {
   const id = state.ids[i];
   const e = id && state.emails.get(id);
   if (!e) {
-    const l = h("div.row.loading", { "data-pos": i, role: "option", "aria-busy": "true", "aria-selected": "false" }, h("span.from", {}, t("list.loading")));
+    const on = bulk.isSelected(selection(), i, null);
+    const l = h(`div.row.loading${on ? ".selected" : ""}`, { "data-pos": i, role: "option", "aria-busy": "true", "aria-selected": on ? "true" : "false" }, h("span.from", {}, t("list.loading")));
     l.style.top = `${i * rowH}px`;
     return l;
   }
   const unread = !e.keywords?.$seen;
   const flagged = !!e.keywords?.$flagged;
   const n = state.threads ? store.threadSize.get(e.threadId) || 1 : 1;
-  const el = h(`div.row${unread ? ".unread" : ""}${i === focus ? ".focus" : ""}${selected.has(id) ? ".selected" : ""}`, {
+  const sel = bulk.isSelected(selection(), i, id);
+  const snip = state.snippets.get(id);
+  const el = h(`div.row${unread ? ".unread" : ""}${i === focus ? ".focus" : ""}${sel ? ".selected" : ""}`, {
     "data-pos": i, "data-id": id, role: "option", tabindex: i === Math.max(focus, 0) ? "0" : "-1",
-    "aria-selected": selected.has(id) || i === focus ? "true" : "false", draggable: "true",
+    "aria-selected": sel || i === focus ? "true" : "false", draggable: "true",
   },
   // The option's name is its text (what it shows, with its state first).
   unread || flagged ? h("span.sr-only", {}, [unread ? t("list.unread") : "", flagged ? t("list.flagged") : ""].filter(Boolean).join(", ") + ", ") : null,
@@ -112,10 +146,11 @@ function row(i) {
   h("span.pick", { "aria-hidden": "true" }),
   h("span.from", {}, who(e), n > 1 ? h("span.n", {}, ` ${n}`) : null),
   h("span.date", {}, shortDate(e.receivedAt)),
-  h("span.subject", {}, e.subject || t("list.noSubject")),
+  snip?.subject ? h("span.subject", {}, marked(snip.subject)) : h("span.subject", {}, e.subject || t("list.noSubject")),
   // The preview is text: Cyrus's preview of an HTML-only mail is raw HTML,
-  // so it goes in as a text node, never as markup.
-  h("span.preview", {}, (e.preview || "").replace(/<(style|script)\b[^>]*>[\s\S]*?(<\/\1\s*>|$)/gi, " ").replace(/<[^>]*>?/g, " ").replace(/\s+/g, " ").trim()),
+  // so it goes in as a text node, never as markup. A search's snippet is
+  // text with <mark>s, built as such (snippet.js).
+  snip?.preview ? h("span.preview", {}, marked(snip.preview)) : h("span.preview", {}, (e.preview || "").replace(/<(style|script)\b[^>]*>[\s\S]*?(<\/\1\s*>|$)/gi, " ").replace(/<[^>]*>?/g, " ").replace(/\s+/g, " ").trim()),
   h("span.marks", {},
     e.hasAttachment ? h("span.att", { title: t("list.attachment"), "aria-hidden": "true" }) : null,
     flagged ? h("span.flag", { title: t("list.flagged"), "aria-hidden": "true" }, "★") : null));
@@ -127,13 +162,18 @@ function row(i) {
     setFocus(i, { select: true });
     handlers.onOpen(id);
   });
+  // The context menu acts on the selection; a row outside it is selected first.
+  if (handlers.onMenu) menu.attach(el, () => { if (!sel) setFocus(i, { select: true }); return handlers.onMenu(); });
   el.addEventListener("dragstart", (ev) => {
-    if (!selected.has(id)) { selected.clear(); selected.add(id); }
-    ev.dataTransfer.setData("text/plain", [...selected].join(","));
+    if (!sel) { clearSelection(false); selected.add(id); }
+    ev.dataTransfer.setData("text/plain", targets().join(","));
     ev.dataTransfer.effectAllowed = "move";
   });
   return el;
 }
+
+// A snippet's parts as text nodes and <mark> elements.
+const marked = (s) => parts(s).map((p) => (p.mark ? h("mark", {}, p.text) : p.text));
 
 // --row-h from the style sheet; tried again on the next paint while the
 // sheet has not set it.
