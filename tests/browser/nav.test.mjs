@@ -44,7 +44,8 @@ async function countWith(page, mailbox, kw, has = true) {
     calculateTotal: true, limit: 1 }, "q"]]);
   return r.total;
 }
-const folderButton = (page, name) => page.getByRole("navigation").getByRole("button", { name: new RegExp(`^${name}(,|$)`) });
+// A folder's name is what it shows: its name, then its unread count ("Inbox 3 unread").
+const folderButton = (page, name) => page.getByRole("navigation").getByRole("button", { name: new RegExp(`^${name}(?!\\p{L})`, "u") });
 const option = (page, text) => page.getByRole("listbox", { name: "Messages" }).getByRole("option", { name: new RegExp(text) });
 const listToolbar = (page) => page.getByRole("toolbar", { name: "Message actions" });
 const readerToolbar = (page) => page.getByRole("toolbar", { name: "Actions on this conversation" });
@@ -155,7 +156,7 @@ test(`acting on many: select all ${BIG} in a folder, Read leaves 0 unread, Undo 
   const ms = Date.now() - t0;
   await page.locator("#toast").getByRole("button", { name: "Undo" }).click();
   await until(async () => (await box(page, "Many")).unreadEmails === before, `Undo: ${before} unread again`, 90000);
-  assert(await until(async () => /\bMany, [\d,]+ unread/.test(await folderButton(page, "Many").getAttribute("aria-label")), "the count in the tree"));
+  assert(await until(async () => /[\d,]+ unread/.test(await folderButton(page, "Many").textContent()), "the count in the tree"));
   // the folder's own menu: Mark all read
   await folderButton(page, "Many").click({ button: "right" });
   await page.getByRole("menu", { name: "Many" }).getByRole("menuitem", { name: "Mark all read" }).click();

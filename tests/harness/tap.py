@@ -35,6 +35,30 @@ class Tap:
         print(f"Bail out! {why}", flush=True)
         sys.exit(1)
 
+    def labelled(self, label):
+        """This Tap with each check's name prefixed by label (one suite
+        run against several web servers)."""
+        return Labelled(self, label)
+
     def done(self):
         print(f"1..{self.n}", flush=True)
         return 1 if self.failed else 0
+
+
+class Labelled:
+    """A Tap whose checks are named "label: name"."""
+
+    def __init__(self, t, label):
+        self.t, self.label = t, label
+
+    def ok(self, cond, name, diag=""):
+        return self.t.ok(cond, f"{self.label}: {name}", diag)
+
+    def eq(self, got, want, name):
+        return self.t.eq(got, want, f"{self.label}: {name}")
+
+    def run(self, name, fn, *args):
+        return self.t.run(f"{self.label}: {name}", fn, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)

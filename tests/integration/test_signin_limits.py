@@ -19,6 +19,7 @@ Another client is another loopback address (all of 127.0.0.0/8 reaches
 lo): the client's socket is bound to it, so that lighttpd's REMOTE_ADDR,
 and so postern's client address, is that address. What another user got
 before and after is printed as TAP comments."""
+import glob
 import http.client
 import json
 import os
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
+import apache  # noqa: E402
 from stack import SLOW, Stack  # noqa: E402
 from suite import ALICE, BOB, CAROL, USERS as PASSWORDS  # noqa: E402
 from tap import Tap  # noqa: E402
@@ -126,8 +128,15 @@ class Checks:
              "postern saw the flood's own client address")
 
     def logged(self, text):
-        with open(self.s.error_log, errors="replace") as f:
-            return text in f.read()
+        """Whether the responders logged text: into the web server's error
+        log under lighttpd, into their own logs under Apache."""
+        logs = [self.s.error_log] + glob.glob(os.path.join(self.s.root, "responder-*.log"))
+        for path in logs:
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    if text in f.read():
+                        return True
+        return False
 
     def others_after_flood(self):
         t = self.t
@@ -269,22 +278,38 @@ def wait_for_room():
     return int(time.time() // WINDOW)
 
 
-def main():
-    tap = Tap()
-    root = tempfile.mkdtemp(prefix="postern-it-limits-")
-    stack = Stack(root, mode="fcgi", seed=False, conf_extra={"login_window": f"{WINDOW}s"})
+def one_server(tap, root, label, **kind):
+    t = tap.labelled(label)
+    stack = Stack(os.path.join(root, label), seed=False,
+                  conf_extra={"login_window": f"{WINDOW}s"}, **kind)
     try:
         stack.start()
     except Exception as e:
-        tap.bail(f"the stack did not start: {e}")
+        tap.bail(f"{label}: the stack did not start: {e}")
     try:
         window = wait_for_room()
-        Checks(tap, stack).run()
-        tap.eq(int(time.time() // WINDOW), window, "every check ran within one sign-in window")
+        Checks(t, stack).run()
+        t.eq(int(time.time() // WINDOW), window, "every check ran within one sign-in window")
     finally:
-        stack.stop()
         if tap.failed:
-            print("# lighttpd error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+            try:
+                print("# web server error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+            except Exception:
+                pass
+        stack.stop()
+
+
+def main():
+    tap = Tap()
+    # A short folder (Apache's Unix socket paths) that the web server's
+    # user, who runs the responders under Apache, can enter.
+    root = tempfile.mkdtemp(prefix="postern-limits-")
+    os.chmod(root, 0o755)
+    one_server(tap, root, "lighttpd", mode="fcgi")
+    if apache.skip_reason("proxy_fcgi"):
+        print(f"# Apache left out: {apache.skip_reason('proxy_fcgi')}")
+    else:
+        one_server(tap, root, "apache", mode="proxy_fcgi", server="apache")
     return tap.done()
 
 

@@ -214,22 +214,6 @@ class Suite:
         self.close_all()
 
 
-class Labelled:
-    """The Tap with each check's name prefixed by the web server's."""
-
-    def __init__(self, t, label):
-        self.t, self.label = t, label
-
-    def ok(self, cond, name, *diag):
-        return self.t.ok(cond, f"{self.label}: {name}", *diag)
-
-    def eq(self, got, want, name):
-        return self.t.eq(got, want, f"{self.label}: {name}")
-
-    def __getattr__(self, name):
-        return getattr(self.t, name)
-
-
 def one_server(t, root, label, **kind):
     # Sign-in limits out of the way (the test signs in often from one
     # address); the session's cap keeps its default.
@@ -237,7 +221,7 @@ def one_server(t, root, label, **kind):
                   conf_extra={"push_mode": "poll", "push_poll_interval": "5s",
                               "push_streams_per_ip": str(PER_IP),
                               "login_limit_ip": "1000", "login_limit_user": "1000"}, **kind)
-    lt = Labelled(t, label)
+    lt = t.labelled(label)
     try:
         stack.start()
     except Exception as e:
@@ -245,7 +229,7 @@ def one_server(t, root, label, **kind):
     suite = Suite(lt, stack)
     try:
         for name in ("session_cap", "address_cap", "old_attack"):
-            t.run(f"{label} {name}", getattr(suite, name))
+            lt.run(name, getattr(suite, name))
             suite.close_all()
         # Under the sanitizers a leak or a memory error makes this fail.
         lt.eq(stack.stop_pushd(), 0, "pushd stops cleanly on SIGTERM (no leak, under the sanitizers)")

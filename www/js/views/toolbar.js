@@ -11,7 +11,8 @@ import { fitCount } from "../fit.js";
 // The icon of a shell button, by what it does.
 const ICON = { reply: "reply", replyAll: "replyAll", forward: "forward", archive: "archive", trash: "trash", junk: "junk",
   read: "read", unread: "unread", flag: "flag", threads: "threads", back: "back", "empty-trash": "trash",
-  "folder-new": "folderNew", "folder-rename": "rename", "folder-delete": "trash" };
+  "folder-new": "folderNew", "folder-rename": "rename", "folder-delete": "trash", "folder-read": "read",
+  move: "move", notjunk: "notjunk", "select-loaded": "selectAll" };
 
 // A button's label in a span (translate() then leaves the icon alone).
 export function decorate(b, name) {
