@@ -77,7 +77,10 @@ class Layout:
         self.man = os.path.join(self.prefix, "share", "man")
         self.conf = os.path.join(self.sysconfdir, "postern", "postern.conf")
         self.state = os.path.join(self.localstatedir, "lib", "postern")
-        self.run = os.path.join(self.localstatedir, "run", "postern")
+        # Apart from localstatedir, so that the run folder is seen to
+        # follow --runstatedir, not localstatedir's default run/.
+        self.runstatedir = os.path.join(top, "run")
+        self.run = os.path.join(self.runstatedir, "postern")
         self.tmpfiles = os.path.join(self.prefix, "lib", "tmpfiles.d", "postern.conf")
         self.admin = os.path.join(self.sbin, "postern-admin")
 
@@ -106,29 +109,37 @@ def inside(top, path):
     return os.path.commonpath([top, os.path.realpath(path)]) == top
 
 
-def safe_members(tf, top):
-    """The members of tf, each checked the way tarfile's "tar" filter
-    (Python 3.11.4 and later) would: no absolute name, none that lands
-    outside top, no device or FIFO, no link that points outside top.
-    Raises ValueError on the first that is not."""
-    for m in tf.getmembers():
-        dest = os.path.join(top, m.name)
-        if os.path.isabs(m.name) or not inside(top, dest):
-            raise ValueError(f"{m.name}: outside the target")
-        if m.isdev():
-            raise ValueError(f"{m.name}: a device or FIFO")
-        if m.issym() and not inside(top, os.path.join(os.path.dirname(dest), m.linkname)):
-            raise ValueError(f"{m.name}: a link leaving the target")
-        if m.islnk() and not inside(top, os.path.join(top, m.linkname)):
-            raise ValueError(f"{m.name}: a link leaving the target")
-        yield m
+def check_member(m, top):
+    """Raises ValueError where the "tar" filter (Python 3.11.4 and later)
+    would refuse m: an absolute name, a name that lands outside top, a
+    device or FIFO, a link that points outside top. Paths are resolved as
+    the folder stands now, so a member under a link unpacked before it is
+    judged by where that link leads."""
+    dest = os.path.join(top, m.name)
+    if os.path.isabs(m.name) or not inside(top, dest):
+        raise ValueError(f"{m.name}: outside the target")
+    if m.isdev():
+        raise ValueError(f"{m.name}: a device or FIFO")
+    here = os.path.dirname(os.path.realpath(dest))
+    if m.issym() and not inside(top, os.path.join(here, m.linkname)):
+        raise ValueError(f"{m.name}: a link leaving the target")
+    if m.islnk() and not inside(top, os.path.join(top, m.linkname)):
+        raise ValueError(f"{m.name}: a link leaving the target")
 
 
 def extract(tar, top):
     """Unpacks tar into top safely on every Python 3 (the filter= argument
-    came in 3.11.4; Debian 12 has 3.11.2)."""
+    came in 3.11.4; Debian 12 has 3.11.2): each member is checked just
+    before it is written, so a chain of links (a -> ., a/b -> .., a/b/x)
+    cannot carry a later member out. Members are checked all first too,
+    so that a tarball refused for an early member leaves nothing behind."""
     with tarfile.open(tar) as tf:
-        tf.extractall(top, members=list(safe_members(tf, top)))
+        members = tf.getmembers()
+        for m in members:
+            check_member(m, top)
+        for m in members:
+            check_member(m, top)
+            tf.extract(m, top)
 
 
 def extraction_refuses(t, top):
@@ -155,6 +166,26 @@ def extraction_refuses(t, top):
              f"the tarball extraction refuses a member {name!r}")
         shutil.rmtree(target)
         os.unlink(path)
+    # A chain of links, each inside when read alone: a -> ., a/esc -> ..
+    # (the target's parent once a is unpacked), then a file through both.
+    path, target = os.path.join(top, "chain.tar"), os.path.join(top, "chain", "in")
+    os.makedirs(target)
+    with tarfile.open(path, "w") as tf:
+        for name, kind, link in (("a", tarfile.SYMTYPE, "."),
+                                 ("a/esc", tarfile.SYMTYPE, ".."),
+                                 ("a/esc/evil", tarfile.REGTYPE, "")):
+            m = tarfile.TarInfo(name)
+            m.type, m.linkname = kind, link
+            tf.addfile(m, io.BytesIO(b""))
+    try:
+        extract(path, target)
+        refused = False
+    except ValueError:
+        refused = True
+    t.ok(refused and not os.path.exists(os.path.join(top, "chain", "evil")),
+         "the tarball extraction refuses a chain of links leading out")
+    shutil.rmtree(os.path.join(top, "chain"))
+    os.unlink(path)
 
 
 def build(t, tar, top, lay):
@@ -162,8 +193,10 @@ def build(t, tar, top, lay):
     src = glob.glob(os.path.join(top, "postern-*"))[0]
     code, out = run(["./configure", "-q", f"--prefix={lay.prefix}",
                      f"--sysconfdir={lay.sysconfdir}",
-                     f"--localstatedir={lay.localstatedir}"], src)
-    if not t.ok(code == 0, "configure with prefix, sysconfdir, localstatedir", tail(out)):
+                     f"--localstatedir={lay.localstatedir}",
+                     f"--runstatedir={lay.runstatedir}"], src)
+    if not t.ok(code == 0, "configure with prefix, sysconfdir, localstatedir, runstatedir",
+                tail(out)):
         t.bail("configure failed")
     code, out = run(["make", "-s", "-j2"], src)
     if not t.ok(code == 0, "make -j2", tail(out)):
@@ -178,7 +211,7 @@ def staged(t, src, top, lay):
     missing = [p for p in lay.files() if not os.path.exists(stage + p)]
     t.ok(not missing, "everything lands under DESTDIR", missing)
     t.ok(not any(os.path.exists(p) for p in
-                 (lay.prefix, lay.sysconfdir, lay.localstatedir)),
+                 (lay.prefix, lay.sysconfdir, lay.localstatedir, lay.runstatedir)),
          "nothing is written outside DESTDIR")
     st = os.stat(stage + lay.state)
     t.eq(oct(st.st_mode & 0o777), "0o700", "the state folder is made 0700")
