@@ -99,8 +99,11 @@ export class Draft {
       return r;
     } catch (e) {
       // The created copy (if any) now holds everything; the older ones
-      // are still there too, and all of them go with Discard.
+      // are still there too, and all of them go with Discard. The draft
+      // is the user's again: later edits are saved (a delayed send is
+      // refused long after send() returned).
       if (e.emailId) this.copies.add(e.emailId);
+      this.sending = false;
       throw e;
     }
   }

@@ -236,8 +236,12 @@ export function dropFromList(ids) {
   emit("list");
 }
 
+// Rejects with a SendFailure when the server kept any of them (a
+// notFound one is gone all the same).
 export async function destroy(ids) {
-  await jmap.one("Email/set", { accountId: acc(), destroy: ids });
+  const r = await jmap.one("Email/set", { accountId: acc(), destroy: ids });
+  const kept = Object.entries(r.notDestroyed || {}).find(([, e]) => e?.type !== "notFound");
+  if (kept) throw new SendFailure("email", kept[1]);
 }
 
 export async function emptyFolder(mailboxId) {
