@@ -33,6 +33,21 @@ test("Outlook's Last, First <address> keeps the name whole", () => {
     [["Baker, Bob", "bob@example.test", true], ["Chen, Carol", "carol@example.test", true]]);
 });
 
+test("a list whose new lines became spaces (pasted into a text field) is still a list", () => {
+  assert.deepEqual(pairs(parseList("a@example.test b@example.test")),
+    [[null, "a@example.test", true], [null, "b@example.test", true]]);
+  assert.deepEqual(pairs(parseList("Bob Baker <bob@example.test> Carol Chen <carol@example.test>")),
+    [["Bob Baker", "bob@example.test", true], ["Carol Chen", "carol@example.test", true]]);
+  assert.deepEqual(pairs(parseList("Baker, Bob <bob@example.test> Chen, Carol <carol@example.test>")),
+    [["Baker, Bob", "bob@example.test", true], ["Chen, Carol", "carol@example.test", true]]);
+  assert.deepEqual(pairs(parseList("a@example.test Carol Chen <carol@example.test>")),
+    [[null, "a@example.test", true], ["Carol Chen", "carol@example.test", true]]);
+  // and what is one address stays one
+  assert.equal(parseList("bob@example.test (Bob Baker)").length, 1);
+  assert.equal(parseList("bob@example.test <bob@example.test>").length, 1);
+  assert.equal(parseList('"Baker bob@x" <bob@example.test>').length, 1);
+});
+
 test("invalid pieces stay, marked, so that they can be corrected", () => {
   assert.deepEqual(pairs(parseList("bob@, not an address, bob@@example.test")),
     [[null, "bob@", false], [null, "not an address", false], [null, "bob@@example.test", false]]);

@@ -1,6 +1,7 @@
 // addr.js: addresses as people write and paste them: "Name <a@b>",
 // quoted names with commas, "a@b (Name)", mailto: links, lists joined by
-// commas, semicolons or new lines (also Outlook's "Last, First <a@b>").
+// commas, semicolons or new lines (also Outlook's "Last, First <a@b>"),
+// or only by spaces where each address is plain or in <angle brackets>.
 // Pure: no DOM, no network (unit tests in tests/js/).
 
 const ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-\\u0080-\\uffff";
@@ -96,10 +97,48 @@ export function parseOne(piece) {
   return { name: name || null, email, valid: isValidEmail(email) };
 }
 
+// A piece cut where one address visibly ends and another begins without
+// a separator: after a closing ">" or after a word holding "@", when more
+// follows that is not a "(comment)". A list pasted one address a line
+// into a text field arrives so (the browser turns new lines into spaces).
+function words(piece) {
+  const out = [];
+  let quote = false;
+  let angle = 0;
+  let paren = 0;
+  let start = 0;
+  let word = 0;             // where the current top-level word began
+  const cut = (i) => {
+    const rest = piece.slice(i).trimStart();
+    if (!rest || rest[0] === "(" || rest[0] === "<") return;
+    out.push(piece.slice(start, i));
+    start = i;
+  };
+  for (let i = 0; i < piece.length; i++) {
+    const c = piece[i];
+    if (quote) {
+      if (c === "\\") i++;
+      else if (c === '"') quote = false;
+      continue;
+    }
+    if (c === '"') quote = true;
+    else if (c === "<") angle++;
+    else if (c === ">") { angle = Math.max(0, angle - 1); if (!angle && !paren) cut(i + 1); }
+    else if (c === "(") paren++;
+    else if (c === ")") paren = Math.max(0, paren - 1);
+    else if (/\s/.test(c) && !angle && !paren) {
+      if (piece.slice(word, i).includes("@") && start <= word) cut(i);
+      word = i + 1;
+    }
+  }
+  out.push(piece.slice(start));
+  return out;
+}
+
 // Outlook's "Baker, Bob <bob@example.test>": a piece without "@" right
 // before one with an <address> is the first part of that one's name.
 export function parseList(text) {
-  const parts = pieces(String(text || "")).map((p) => p.text);
+  const parts = pieces(String(text || "")).flatMap((p) => words(p.text));
   const out = [];
   for (let i = 0; i < parts.length; i++) {
     const a = parseOne(parts[i]);

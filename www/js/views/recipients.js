@@ -84,7 +84,8 @@ export function field({ name, label, value = [], suggest = () => [], exclude = (
     if (!options.length) { close(); return; }
     box.replaceChildren(...options.map((c, i) => h("li.option", { id: `${id}-o${i}`, role: "option", "aria-selected": String(i === active),
       onmousedown: (ev) => ev.preventDefault(), onclick: () => take(i) },
-    c.name ? h("span.name", {}, c.name) : null, h("span.email", {}, c.email))));
+    // The space keeps name and address apart in the option's name.
+    c.name ? h("span.name", {}, c.name) : null, c.name ? " " : null, h("span.email", {}, c.email))));
     box.hidden = false;
     input.setAttribute("aria-expanded", "true");
     mark();
@@ -104,6 +105,17 @@ export function field({ name, label, value = [], suggest = () => [], exclude = (
     input.focus();
   }
 
+  // A pasted list keeps its new lines as separators (a text field would
+  // turn them into spaces): every address in it becomes a chip at once.
+  input.addEventListener("paste", (ev) => {
+    const text = ev.clipboardData?.getData("text/plain") || "";
+    if (!/[\r\n]/.test(text)) return;
+    ev.preventDefault();
+    const { selectionStart: a, selectionEnd: b, value } = input;
+    input.value = "";
+    add(parseList(value.slice(0, a) + "\n" + text + "\n" + value.slice(b)));
+    close();
+  });
   input.addEventListener("input", () => {
     const { done, rest } = splitTyped(input.value);
     if (done.length) { input.value = rest; add(done); }
