@@ -340,6 +340,7 @@ function paintReader() {
   if (!openThread) { root.replaceChildren(h("p.empty", {}, t("reader.none"))); $("#reader-actions").hidden = true; return; }
   $("#reader-actions").hidden = false;
   reader.render(root, openThread.emails, {
+    focus: openThread.email,
     showImages: showImagesFor.has(openThread.id) || settings.get("showImages"),
     onShowImages: () => { showImagesFor.add(openThread.id); paintReader(); },
     onCompose: (mode, e) => compose(mode, e),

@@ -12,7 +12,7 @@ import { SRC, test, assert, until, stack, newPage, signIn, row, putSettings, run
 
 // axe-core, a test dependency (package.json; npm ci), never served by postern.
 let AXE = null;
-try { AXE = readFileSync(createRequire(join(SRC, "package.json")).resolve("axe-core/axe.min.js"), "utf8"); } catch { /* skipped below */ }
+try { AXE = readFileSync(createRequire(join(SRC, "package.json")).resolve("axe-core/axe.min.js"), "utf8"); } catch { /* refused in axe() */ }
 
 async function openThread(page, query, subject) {
   await page.fill("#search", query);
@@ -66,6 +66,16 @@ test("quoted text is folded behind a toggle; read messages of a thread are folde
   await first.getByRole("button", { expanded: false }).click();
   await first.getByRole("toolbar", { name: "Actions on this message" }).waitFor();
   assert(/could you have a look/.test(await first.locator("pre.text").innerText()), "a folded message opens");
+  // A link to that read, earlier message opens the thread with it open.
+  const firstId = await first.getAttribute("data-id");
+  assert(/\/thread\/[^/]+\/[^/]+$/.test(page.url()), `the thread's place names a message: ${page.url()}`);
+  const linked = page.url().replace(/\/[^/]+$/, "/" + encodeURIComponent(firstId));
+  const tab = await page.context().newPage();
+  await tab.goto(linked);
+  const named = tab.locator(`#reader-body article.msg[data-id="${firstId}"]`);
+  await named.waitFor();
+  assert(await named.getByRole("button", { name: /.+/, expanded: true }).count() >= 1 &&
+    !(await named.evaluate((e) => e.classList.contains("folded"))), "the linked message is open, though read and not the last");
   await page.context().close();
 });
 
@@ -277,6 +287,8 @@ test("phone: compose is one tap from the list and the reader, nothing scrolls si
 // -- accessible ---------------------------------------------------------------------
 
 async function axe(page, what) {
+  // A dependency like playwright-core (npm ci installs both): missing is a failure, not a skip.
+  assert(AXE, "axe-core is installed (npm ci)");
   await page.evaluate(AXE);
   const r = await page.evaluate(async () => {
     const res = await window.axe.run(document, { iframes: false, resultTypes: ["violations"] });
@@ -305,7 +317,7 @@ for (const scheme of ["light", "dark"]) {
     await page.waitForSelector("#settings[open]");
     await axe(page, "settings");
     await page.context().close();
-  }, { skip: AXE ? false : "axe-core is not installed (npm ci)" });
+  });
 }
 
 await run();

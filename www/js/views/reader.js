@@ -220,12 +220,15 @@ function message(e, opts, repaint) {
 }
 
 // Paints a thread (oldest first). opts: showImages, onShowImages,
-// onCompose(mode, email).
+// onCompose(mode, email), focus (an email id to open with the thread).
 export function render(root, emails, opts) {
   const key = emails.map((e) => e.id).join(",");
   if (key !== view.key) {
     // A new thread: the unread messages and the last one open.
-    view = { key, open: new Set(emails.filter((e, i) => !e.keywords?.$seen || i === emails.length - 1).map((e) => e.id)), quotes: new Set() };
+    // A new thread: the unread messages and the last one open, and the
+    // one a link or Back named (opts.focus), read or not.
+    view = { key, open: new Set(emails.filter((e, i) => !e.keywords?.$seen || i === emails.length - 1 || e.id === opts.focus)
+      .map((e) => e.id)), quotes: new Set() };
   }
   const subject = emails[emails.length - 1]?.subject || t("list.noSubject");
   const repaint = () => render(root, emails, opts);
