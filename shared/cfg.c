@@ -114,7 +114,10 @@ void cfg_defaults(struct cfg *c)
 	c->log_level = LOG_INFO;
 	c->push_mode = xstrdup("auto");
 	c->push_poll_interval = 30;
-	c->push_poll_visible = 5;
+	/* 4 s: new mail in a visible tab within 5 s end to end, which also
+	 * takes one poll's answer and the tab's refresh (up to 0.2 s measured
+	 * on Cyrus, more on a loaded machine). */
+	c->push_poll_visible = 4;
 	c->push_idle = 600;
 	c->push_verify_timeout = 180;
 	c->push_expiry = 7 * DAY;

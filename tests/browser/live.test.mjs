@@ -1,6 +1,6 @@
 // Browser tests of live mail (issue 17) against the real stack with the
 // shipped poll intervals: pushd polls Cyrus (no push) every 30 s, every
-// 5 s while a tab of the account is in view. Debian's Chromium driven by
+// 4 s while a tab of the account is in view. Debian's Chromium driven by
 // playwright-core; TAP. Controls are found by role and accessible name.
 //   node tests/browser/live.test.mjs        (LIVE_MAILS=20 for the figures)
 //
@@ -10,13 +10,13 @@
 // visibilitychange event the browser would send. Notifications: the
 // permission is granted to the context and window.Notification wrapped
 // to record what the app shows (headless Chromium draws none).
-process.env.POSTERN_STACK_CONF = JSON.stringify({ push_poll_interval: "30s", push_poll_visible: "5s" });
+process.env.POSTERN_STACK_CONF = JSON.stringify({ push_poll_interval: "30s" });
 const { test, assert, until, diag, metrics, newPage, signIn, sendAs, putSettings, row, run } = await import("./lib.mjs");
 
-const VISIBLE_S = 5;
-// What one poll's answer, the event and the app's refresh add to the
-// interval on a loaded 2-core machine.
-const SLACK_MS = 1000;
+// push_poll_visible's default, and the bound of issue 17: at most 5 s
+// from delivery to the row, one poll's answer and the refresh included.
+const VISIBLE_S = 4;
+const BOUND_MS = 5000;
 const MAILS = Number(process.env.LIVE_MAILS) || 3;
 
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)]; };
@@ -59,8 +59,8 @@ test("live: mail delivered to Cyrus appears in a visible tab within 5 s (poll mo
     took.push(Date.now() - t0);
   }
   metrics.visibleArrivalMs = { n: took.length, p50: pct(took, 50), p95: pct(took, 95), max: Math.max(...took), all: took };
-  diag(`delivery to a visible tab, Cyrus, push_poll_visible 5 s: ${JSON.stringify(metrics.visibleArrivalMs)}`);
-  assert(Math.max(...took) <= VISIBLE_S * 1000 + SLACK_MS, `every mail within 5 s (+${SLACK_MS} ms): ${took}`);
+  diag(`delivery to a visible tab, Cyrus, push_poll_visible ${VISIBLE_S} s: ${JSON.stringify(metrics.visibleArrivalMs)}`);
+  assert(Math.max(...took) <= BOUND_MS, `every mail within ${BOUND_MS} ms: ${took}`);
   await bob.context().close();
   await alice.context().close();
 });

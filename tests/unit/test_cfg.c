@@ -59,7 +59,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.log_level, LOG_INFO);
 	assert_string_equal(c.push_mode, "auto");
 	assert_int_equal(c.push_poll_interval, 30);
-	assert_int_equal(c.push_poll_visible, 5);
+	assert_int_equal(c.push_poll_visible, 4);
 	assert_null(c.push_public_url);
 	assert_non_null(c.pushd_socket);
 	cfg_free(&c);

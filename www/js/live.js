@@ -4,7 +4,7 @@
 // push (push_mode off, or pushd not running), it polls every 60 s instead.
 // The holder also tells pushd whether any of the browser's tabs is in view
 // (the others say so on the channel): pushd then polls a server without
-// push every push_poll_visible (5 s) instead of push_poll_interval (30 s).
+// push every push_poll_visible (4 s) instead of push_poll_interval (30 s).
 import * as api from "./api.js";
 import { Presence, Reporter } from "./presence.js";
 

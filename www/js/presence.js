@@ -1,6 +1,6 @@
 // presence.js: pure. Whether any of the browser's postern tabs is in view,
 // as the tab holding the event stream hears it, and when to tell pushd.
-// pushd polls an account every push_poll_visible (5 s) while one of its
+// pushd polls an account every push_poll_visible (4 s) while one of its
 // tabs is in view, else every push_poll_interval (30 s).
 
 // The tabs in view, by a random id per tab (the holder counts itself).
