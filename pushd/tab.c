@@ -8,7 +8,7 @@
 #include "acct.h"
 #include "conn.h"
 #include "log.h"
-#include "login.h"
+#include "clientnet.h"
 #include "pct.h"
 #include "pushd.h"
 #include "req.h"
@@ -197,7 +197,7 @@ static void tab_start(struct req *r, struct tab *t)
 static void tab_net(const struct pushd *pd, const struct req *r,
     char out[CAP_KEY_MAX + 1])
 {
-	if (login_client_net(r->ip, pd->app.cfg.login_ipv6_prefix, out,
+	if (client_net(r->ip, pd->app.cfg.login_ipv6_prefix, out,
 	    CAP_KEY_MAX + 1) == -1)
 		snprintf(out, CAP_KEY_MAX + 1, "%s", r->ip);
 }

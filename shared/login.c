@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clientnet.h"
 #include "js.h"
 #include "log.h"
 #include "rate.h"
@@ -29,7 +30,7 @@ static const char *const url_ours[4] = {
 	"/api/events?types={types}&closeafter={closeafter}&ping={ping}"
 };
 
-/* An attempt's rate keys: its client's address (login_client_net) and
+/* An attempt's rate keys: its client's address (client_net) and
  * user, the address, and all clients, which hold the attempt while the
  * mail server is asked and keep it when the answer is no; and the
  * address's failures, counted once the answer is no. */
@@ -101,51 +102,13 @@ static json_object *read_body(struct req *r, struct login *l)
 	return o;
 }
 
-/* Clears the bits of an IPv6 address past its first `bits`. */
-static void keep_prefix(unsigned char b[16], long bits)
-{
-	long left;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		left = bits - 8 * i;
-		b[i] &= left >= 8 ? 0xff : left <= 0 ? 0 :
-		    (unsigned char)(0xff << (8 - left));
-	}
-}
-
-int login_client_net(const char *ip, long v6prefix, char *out, size_t n)
-{
-	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
-	unsigned char b[16];
-	char text[INET6_ADDRSTRLEN] = "";
-	int v6 = 0, len;
-
-	if (inet_pton(AF_INET, ip, b) == 1)
-		inet_ntop(AF_INET, b, text, sizeof(text));
-	else if (inet_pton(AF_INET6, ip, b) == 1) {
-		if (!memcmp(b, mapped, sizeof(mapped)))
-			inet_ntop(AF_INET, b + 12, text, sizeof(text));
-		else {
-			v6 = 1;
-			keep_prefix(b, v6prefix);
-			inet_ntop(AF_INET6, b, text, sizeof(text));
-		}
-	}
-	if (v6)
-		len = snprintf(out, n, "%s/%ld", text, v6prefix);
-	else
-		len = snprintf(out, n, "%s", *text ? text : ip);
-	return len >= 0 && (size_t)len < n ? 0 : -1;
-}
-
 static void make_keys(struct app *a, struct login_attempt *t,
     const char *ip, const char *user)
 {
 	char net[REQ_IP_MAX + 8];
 	size_t len;
 
-	login_client_net(ip, a->cfg.login_ipv6_prefix, net, sizeof(net));
+	client_net(ip, a->cfg.login_ipv6_prefix, net, sizeof(net));
 	snprintf(t->keys[K_USER], LOGIN_KEY_MAX, "login-user:%s ", net);
 	len = strlen(t->keys[K_USER]);
 	if (len + APP_KEY_HEX < LOGIN_KEY_MAX)

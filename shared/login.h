@@ -35,11 +35,6 @@ int login_admit(struct app *a, struct login_attempt *t, const char *ip,
  * password) keeps it counted; otherwise (a success, or no answer) it is
  * taken back. */
 void login_settle(struct app *a, struct login_attempt *t, int wrong);
-/* What the sign-in limits count a client address as: an IPv4 address
- * (also written as IPv4-mapped IPv6) as itself, an IPv6 address as its
- * /v6prefix ("2001:db8:1:2::/64"), anything else as it is. Into out (n
- * bytes): 0, or -1 when it does not fit. */
-int login_client_net(const char *ip, long v6prefix, char *out, size_t n);
 /* Rewrites a session document's URLs to postern's /api paths and pins the
  * upstream ones (into urls[4]: api, download, upload, event source;
  * malloc'd). base is the URL the document came from. 0 or -1. */

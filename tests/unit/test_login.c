@@ -1,5 +1,5 @@
 /* login_rewrite: a JMAP session document's four URLs become postern's /api
- * paths, and the upstream ones come out pinned. login_client_net: what
+ * paths, and the upstream ones come out pinned. client_net: what
  * the sign-in limits count an address as. login_admit and login_settle:
  * the sign-in limits over a real state database. */
 #include <setjmp.h>
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cfg.h"
+#include "clientnet.h"
 #include "js.h"
 #include "login.h"
 #include "rate.h"
@@ -228,7 +229,7 @@ static void client_nets(const struct net_case *c, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		assert_int_equal(login_client_net(c[i].ip, c[i].prefix, out,
+		assert_int_equal(client_net(c[i].ip, c[i].prefix, out,
 		    sizeof(out)), 0);
 		if (strcmp(out, c[i].want))
 			fail_msg("\"%s\" /%ld is \"%s\", want \"%s\"", c[i].ip,
@@ -281,9 +282,9 @@ static void other_client_names_kept(void **state)
 
 	(void)state;
 	client_nets(cases, sizeof(cases) / sizeof(cases[0]));
-	assert_int_equal(login_client_net("2001:db8::1", 64, out, sizeof(out)), -1);
-	assert_int_equal(login_client_net("192.0.2.1", 64, out, sizeof(out)), -1);
-	assert_int_equal(login_client_net("192.0.2", 64, out, sizeof(out)), 0);
+	assert_int_equal(client_net("2001:db8::1", 64, out, sizeof(out)), -1);
+	assert_int_equal(client_net("192.0.2.1", 64, out, sizeof(out)), -1);
+	assert_int_equal(client_net("192.0.2", 64, out, sizeof(out)), 0);
 }
 
 /* The limits: 3 per address and user, 5 per address, 10 in all, a
