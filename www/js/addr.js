@@ -25,14 +25,13 @@ export function isValidEmail(s) {
   return labels.every((l) => LABEL.test(l));
 }
 
-// The top-level pieces of text and where each ends: separators inside
-// quotes, <angle brackets> or (comments) do not count.
-function pieces(text) {
-  const out = [];
+// Walks text, calling at(i, c, angle, paren) for each character outside
+// quotes once the bracket counts have taken it in; whether something was
+// left open (a quote, an <angle bracket> or a (comment)).
+function walk(text, at) {
   let quote = false;
   let angle = 0;
   let paren = 0;
-  let start = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (quote) {
@@ -45,12 +44,23 @@ function pieces(text) {
     else if (c === ">") angle = Math.max(0, angle - 1);
     else if (c === "(") paren++;
     else if (c === ")") paren = Math.max(0, paren - 1);
-    else if (!angle && !paren && (c === "," || c === ";" || c === "\n" || c === "\r")) {
+    at(i, c, angle, paren);
+  }
+  return quote || angle > 0 || paren > 0;
+}
+
+// The top-level pieces of text and where each ends: separators inside
+// quotes, <angle brackets> or (comments) do not count.
+function pieces(text) {
+  const out = [];
+  let start = 0;
+  const open = walk(text, (i, c, angle, paren) => {
+    if (!angle && !paren && (c === "," || c === ";" || c === "\n" || c === "\r")) {
       out.push({ text: text.slice(start, i), end: i + 1, closed: true });
       start = i + 1;
     }
-  }
-  out.push({ text: text.slice(start), end: text.length, closed: false, open: quote || angle > 0 || paren > 0 });
+  });
+  out.push({ text: text.slice(start), end: text.length, closed: false, open });
   return out;
 }
 
@@ -103,9 +113,6 @@ export function parseOne(piece) {
 // into a text field arrives so (the browser turns new lines into spaces).
 function words(piece) {
   const out = [];
-  let quote = false;
-  let angle = 0;
-  let paren = 0;
   let start = 0;
   let word = 0;             // where the current top-level word began
   const cut = (i) => {
@@ -114,23 +121,14 @@ function words(piece) {
     out.push(piece.slice(start, i));
     start = i;
   };
-  for (let i = 0; i < piece.length; i++) {
-    const c = piece[i];
-    if (quote) {
-      if (c === "\\") i++;
-      else if (c === '"') quote = false;
-      continue;
-    }
-    if (c === '"') quote = true;
-    else if (c === "<") angle++;
-    else if (c === ">") { angle = Math.max(0, angle - 1); if (!angle && !paren) cut(i + 1); }
-    else if (c === "(") paren++;
-    else if (c === ")") paren = Math.max(0, paren - 1);
-    else if (/\s/.test(c) && !angle && !paren) {
+  walk(piece, (i, c, angle, paren) => {
+    if (angle || paren) return;
+    if (c === ">") cut(i + 1);
+    else if (/\s/.test(c)) {
       if (piece.slice(word, i).includes("@") && start <= word) cut(i);
       word = i + 1;
     }
-  }
+  });
   out.push(piece.slice(start));
   return out;
 }
