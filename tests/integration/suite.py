@@ -149,6 +149,29 @@ class Suite:
              "the gzip body is the JMAP answer")
         self.submission(c, drafts)
 
+    def ranges(self):
+        """Range as API.md says, whatever the web server in front: one
+        plain byte range is 206, any other Range is ignored (the whole
+        blob, 200), never the web server's own multipart answer or 416."""
+        t, c = self.t, self.signed_in(ALICE)
+        body = bytes(range(256)) * 4
+        r = c.request("POST", f"/api/upload/{ALICE}", body,
+                      headers={"Content-Type": "application/octet-stream"})
+        t.ok(r.status in (200, 201) and "blobId" in r.json(), "a small blob uploaded", r)
+        path = f"/api/blob/{ALICE}/{r.json()['blobId']}/b.bin"
+        for rng, what in (("bytes=0-9,20-29", "a multi-range"), ("bytes=abc", "an invalid Range"),
+                          ("bytes=9-0", "a reversed range"), ("bytes=2000-", "a range past the end")):
+            r = c.request("GET", path, headers={"Range": rng})
+            want = (416, None) if rng == "bytes=2000-" else (200, body)
+            got = (r.status, r.body if r.status == 200 else None)
+            t.ok(got == want and "multipart" not in (r.header("Content-Type") or ""),
+                 f"Range: {what} is {want[0]} as API.md says",
+                 f"{r.status} {r.header('Content-Type')} {len(r.body)} bytes")
+        r = c.request("GET", path, headers={"Range": "bytes=10-19"})
+        t.ok(r.status == 206 and r.body == body[10:20] and
+             r.header("Content-Range") == f"bytes 10-19/{len(body)}",
+             "Range: one plain range is 206 with its Content-Range", f"{r.status} {r.header('Content-Range')}")
+
     def submission(self, c, drafts):
         t = self.t
         bob = self.signed_in(BOB)
@@ -353,7 +376,7 @@ class Suite:
              "the message says it is not the password", r)
 
     def run(self):
-        for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "bad_requests",
+        for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "ranges", "bad_requests",
                      "relay_body_sizes", "budget", "sessions", "settings", "expiry",
                      "login_rate_limit", "no_clear_secrets",
                      "upstream_down"):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A password changed at the mail server ends the old sessions everywhere,
-against a real Cyrus behind a real lighttpd and pushd.
+against a real Cyrus behind a real lighttpd and pushd, then the same
+behind a real Apache (mod_proxy_fcgi).
 
 alice is signed in with her old password on several devices, and a thief
 holds a copy of one of those cookies. She changes her password at the mail
@@ -30,6 +31,7 @@ from urllib.parse import quote
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
+import apache  # noqa: E402
 from client import Client  # noqa: E402
 from stack import SLOW, Stack  # noqa: E402
 from tap import Tap  # noqa: E402
@@ -253,21 +255,20 @@ class Suite:
         t.eq(r.status, 200, "and the session is kept")
 
 
-def main():
-    tap = Tap()
+def one_server(tap, root, label, **kind):
+    """The whole suite against one web server, with a Cyrus of its own."""
     extra = {"session_recheck": f"{RECHECK}s", "push_poll_interval": f"{INTERVAL}s",
              "push_mode": "poll", "image_proxy_allow_loopback_for_tests": "yes"}
-    root = tempfile.mkdtemp(prefix="postern-it-password-")
-    stack = Stack(root, mode="fcgi", conf_extra=extra, seed=False)
+    stack = Stack(os.path.join(root, label), conf_extra=extra, seed=False, **kind)
     origin = Origin()
     try:
         stack.start()
     except Exception as e:
         origin.close()
-        tap.bail(f"the stack did not start: {e}")
-    suite = Suite(tap, stack, origin)
+        tap.bail(f"{label}: the stack did not start: {e}")
+    suite = Suite(tap.labelled(label), stack, origin)
     try:
-        tap.run("password change", suite.run)
+        tap.run(f"{label}: password change", suite.run)
     finally:
         for st in suite.streams:
             st.close()
@@ -275,7 +276,20 @@ def main():
         origin.close()
         if tap.failed:
             print("# pushd log tail:\n# " + stack.pushd_tail().replace("\n", "\n# "))
-            print("# lighttpd error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+            print("# web server error log tail:\n# " + stack.log_tail().replace("\n", "\n# "))
+
+
+def main():
+    tap = Tap()
+    # A short folder (Apache's Unix socket paths) that the web server's
+    # user, who runs the responders under Apache, can enter.
+    root = tempfile.mkdtemp(prefix="postern-it-password-")
+    os.chmod(root, 0o755)
+    one_server(tap, root, "lighttpd", mode="fcgi")
+    if apache.skip_reason("proxy_fcgi"):
+        print(f"# Apache left out: {apache.skip_reason('proxy_fcgi')}")
+    else:
+        one_server(tap, root, "apache", mode="proxy_fcgi", server="apache")
     return tap.done()
 
 

@@ -12,6 +12,7 @@ shipped limits (login_limit_user 10, login_limit_ip 50, login_limit_all
 - past the flood ceiling (1,000 failures from 20 addresses) a new address
   still signs in right, while an address with a failure in the window is
   refused;
+- an IPv6 client (forwarded by a trusted proxy) counts as its /64;
 - a NUL inside the JSON username or password is 400, and so is
   single-quoted "JSON", at sign-in and at the relay.
 
@@ -40,6 +41,7 @@ from tap import Tap  # noqa: E402
 WINDOW = 3600
 LIMIT_USER, LIMIT_IP, LIMIT_ALL = 10, 50, 1000   # the shipped defaults
 FLOOD = 1000
+PROXY = "127.0.5.1"     # trusted_proxies: what it forwards is the client
 # The longest the checks may take, natively: they must all fall in one
 # sign-in window, so a run that starts closer than this to the window's
 # end waits for the next one.
@@ -65,14 +67,17 @@ class Answer:
         return f"{self.status}{ra} in {self.seconds:.3f} s"
 
 
-def post(port, source, path, body):
-    """POST body (bytes, as JSON) from the client address source."""
+def post(port, source, path, body, forwarded=None):
+    """POST body (bytes, as JSON) from the client address source; with
+    forwarded, as a proxy at source (PROXY) would for that client."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30 * SLOW,
                                       source_address=(source, 0))
     start = time.monotonic()
     try:
-        conn.request("POST", path, body=body,
-                     headers={"Content-Type": "application/json", "X-Postern-CSRF": "1"})
+        headers = {"Content-Type": "application/json", "X-Postern-CSRF": "1"}
+        if forwarded:
+            headers["X-Forwarded-For"] = forwarded
+        conn.request("POST", path, body=body, headers=headers)
         r = conn.getresponse()
         data = r.read()
         return Answer(r.status, r.getheader("Retry-After"), time.monotonic() - start, data)
@@ -80,9 +85,9 @@ def post(port, source, path, body):
         conn.close()
 
 
-def sign_in(port, source, user, password):
+def sign_in(port, source, user, password, forwarded=None):
     body = json.dumps({"username": user, "password": password}).encode()
-    return post(port, source, "/api/auth/login", body)
+    return post(port, source, "/api/auth/login", body, forwarded)
 
 
 def tally(answers):
@@ -216,6 +221,22 @@ class Checks:
         r = self.sign_in("127.0.0.4", CAROL, PASSWORDS[CAROL])
         t.eq(r.status, 429, "the shared address with typos waits, past the ceiling")
 
+    def ipv6_per_prefix(self):
+        """IPv6 clients count by their /64 (login_ipv6_prefix), through the
+        web server: the stack's trusted proxy (PROXY) forwards them."""
+        t = self.t
+        a, b, other = "2001:db8:1:2::a", "2001:db8:1:2:ffff::b", "2001:db8:1:3::a"
+        r = sign_in(self.port, PROXY, "v6-guess@example.test", "wrong", a)
+        t.eq(r.status, 401, "past the ceiling, an IPv6 client's first wrong password is asked")
+        r = sign_in(self.port, PROXY, ALICE, PASSWORDS[ALICE], a)
+        t.eq(r.status, 429, "then that client is refused, right password or not")
+        r = sign_in(self.port, PROXY, ALICE, PASSWORDS[ALICE], b)
+        t.eq(r.status, 429, "and so is another address of its /64")
+        r = sign_in(self.port, PROXY, ALICE, PASSWORDS[ALICE], other)
+        t.eq(r.status, 200, "while an address of the next /64 signs in right")
+        t.ok(self.logged("sign-in failed for 2001:db8:1:2::a\n"),
+             "postern saw the forwarded IPv6 address as the client's")
+
     def strict_json(self):
         """Credentials with a NUL and single-quoted JSON are 400."""
         t = self.t
@@ -264,7 +285,7 @@ class Checks:
 
     def run(self):
         for name in ("strict_json", "shared_address", "flood", "others_after_flood",
-                     "past_the_ceiling"):
+                     "past_the_ceiling", "ipv6_per_prefix"):
             self.t.run(name, getattr(self, name))
 
 
@@ -281,7 +302,8 @@ def wait_for_room():
 def one_server(tap, root, label, **kind):
     t = tap.labelled(label)
     stack = Stack(os.path.join(root, label), seed=False,
-                  conf_extra={"login_window": f"{WINDOW}s"}, **kind)
+                  conf_extra={"login_window": f"{WINDOW}s", "trusted_proxies": PROXY},
+                  **kind)
     try:
         stack.start()
     except Exception as e:
