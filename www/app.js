@@ -145,8 +145,12 @@ function record(replace = false) {
 
 // Shows place p (from the URL): its list, its thread, the settings. What
 // cannot be found (a folder gone, another account's thread) falls back to
-// the Inbox or the list, and the URL says where the user is.
+// the Inbox or the list, and the URL says where the user is. A later
+// goTo (Back then Forward at once) supersedes one still loading: that
+// one then neither opens its thread nor rewrites the URL.
+let goSeq = 0;
 async function goTo(p, initial = false) {
+  const seq = ++goSeq;
   if (p.settings) {
     if (initial || !state.current) await goTo({}, initial);
     openSettings(false);
@@ -160,8 +164,10 @@ async function goTo(p, initial = false) {
       || store.roleBox("inbox")?.id || state.mailboxes.keys().next().value;
     if (initial || state.filter || state.current !== id) await openFolder(id, false);
   }
+  if (seq !== goSeq) return;
   if (p.thread) {
     if (openThread?.id !== p.thread) await showThread(p.thread, p.email).catch(() => {});
+    if (seq !== goSeq) return;
   } else if (openThread) { closeReader(); pane("list"); list.focusRow(); }
   record(true);
 }

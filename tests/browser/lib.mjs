@@ -133,6 +133,16 @@ export async function jmapIn(page, calls) {
   }, calls);
 }
 
+// Waits until the server's search finds n emails for filter: Cyrus's
+// rolling squatter indexes new mail within a second or so, and a search
+// (any filter beyond inMailbox) before that finds nothing.
+export async function searchable(page, filter, n = 1, ms = 30000) {
+  await until(async () => {
+    const [[, q]] = await jmapIn(page, [["Email/query", { accountId: "$ACC", filter, calculateTotal: true, limit: 1 }, "q"]]);
+    return q.total >= n;
+  }, `indexed: ${JSON.stringify(filter)}`, ms);
+}
+
 // Sends a plain mail as the page's user, straight through JMAP; extra
 // goes into the Email (inReplyTo, references for a reply).
 export async function sendAs(page, to, subject, text, extra = {}) {

@@ -5,7 +5,7 @@
 // delete; search snippets. Debian's Chromium through playwright-core
 // against the real stack; controls found by role and accessible name.
 //   node tests/browser/nav.test.mjs          (ONLY=text runs some)
-import { test, assert, until, stack, newPage, signIn, USERS, jmapIn, run } from "./lib.mjs";
+import { test, assert, until, stack, newPage, signIn, USERS, jmapIn, searchable, run } from "./lib.mjs";
 
 const BIG = 2500;
 
@@ -166,6 +166,43 @@ test(`acting on many: select all ${BIG} in a folder, Read leaves 0 unread, Undo 
   await page.context().close();
 });
 
+test("acting on many: all N in a search acts on what matches, in the whole query, with Undo", async () => {
+  const page = await newPage();
+  await signIn(page, "carol");
+  const f = await folder(page, "Searchy");
+  if ((await box(page, "Searchy")).totalEmails < 400) {
+    await fill(page, f, 200, { subject: (i) => `Needle ${i}` });
+    await fill(page, f, 200, { subject: (i) => `Hay ${i}` });
+  }
+  const needles = async (has) => {
+    const [[, r]] = await jmapIn(page, [["Email/query", { accountId: "$ACC", filter: { operator: "AND",
+      conditions: [{ inMailbox: f }, { subject: "Needle" }, { [has ? "hasKeyword" : "notKeyword"]: "$seen" }] },
+      calculateTotal: true, limit: 1 }, "q"]]);
+    return r.total;
+  };
+  // Found by the server's search (the index follows new mail within a
+  // second or so), and the new folder known to the app.
+  await until(async () => (await needles(false)) === 200, "200 unread needles found by the server", 30000);
+  await page.reload();
+  await option(page, ".").first().waitFor();
+  await page.getByRole("searchbox", { name: "Search mail" }).fill("in:Searchy subject:needle");
+  await page.keyboard.press("Enter");
+  await option(page, "Needle").first().waitFor();
+  await listToolbar(page).getByRole("button", { name: "Select all" }).click();
+  await page.getByRole("button", { name: "Select all 200 in Search" }).click();
+  await until(async () => (await page.textContent("#select-bar")).includes("All 200 in Search are selected"), "all selected");
+  await listToolbar(page).getByRole("button", { name: "Read", exact: true }).click();
+  await until(async () => (await needles(false)) === 0, "every needle read", 90000);
+  await until(async () => /200 marked as read/.test(await page.textContent("#toast")), "the toast", 30000);
+  const [[, hay]] = await jmapIn(page, [["Email/query", { accountId: "$ACC", filter: { operator: "AND",
+    conditions: [{ inMailbox: f }, { subject: "Hay" }, { hasKeyword: "$seen" }] }, calculateTotal: true, limit: 1 }, "q"]]);
+  assert(hay.total === 0, `nothing outside the search was touched (${hay.total} hay read)`);
+  await page.locator("#toast").getByRole("button", { name: "Undo" }).click();
+  await until(async () => (await needles(false)) === 200, "Undo: the 200 unread again", 90000);
+  assert(page.errors.length === 0, page.errors.join("; "));
+  await page.context().close();
+});
+
 test("Move to: v, a few letters of the folder's name, Enter; the button; a row's menu", async () => {
   const page = await newPage();
   await signIn(page, "alice");
@@ -258,6 +295,7 @@ test("search shows why: the matching words marked in the results, as text", asyn
   await signIn(page, "alice");
   const inbox = (await box(page, "inbox")).id;
   await fill(page, inbox, 1, { subject: () => "Snippet <b>bold</b> zebracorn test" });
+  await searchable(page, { text: "zebracorn" });
   await page.getByRole("searchbox", { name: "Search mail" }).fill("zebracorn");
   await page.keyboard.press("Enter");
   const r = option(page, "zebracorn");

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { SRC, test, assert, until, stack, newPage, signIn, row, putSettings, run } from "./lib.mjs";
+import { SRC, test, assert, until, stack, newPage, signIn, row, putSettings, jmapIn, searchable, run } from "./lib.mjs";
 
 // axe-core, a test dependency (package.json; npm ci), never served by postern.
 let AXE = null;
@@ -189,6 +189,38 @@ test("an image attachment previews: a thumbnail, then the viewer; a PDF is a dow
   await pdf.waitFor();
   assert(await pdf.getAttribute("download") === "q4-roadmap.pdf", "the PDF is a download");
   assert(await page.locator("#reader-body iframe:not(.mailframe), #reader-body embed, #reader-body object").count() === 0, "nothing embeds it");
+  await page.context().close();
+});
+
+test("a text attachment previews as text: nothing in it is markup", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  const text = "Minutes of the offsite\n<script>window.__ran = 1</script><b>not bold</b>\n";
+  const blobId = await page.evaluate(async (text) => {
+    const s = await (await fetch("/api/auth/session")).json();
+    const acc = s.primaryAccounts["urn:ietf:params:jmap:mail"];
+    const r = await fetch(`/api/upload/${encodeURIComponent(acc)}`, { method: "POST",
+      headers: { "Content-Type": "text/plain", "X-Postern-CSRF": "1" }, body: text });
+    return (await r.json()).blobId;
+  }, text);
+  const [[, boxes]] = await jmapIn(page, [["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
+  const inbox = boxes.list.find((m) => m.role === "inbox").id;
+  const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
+    mailboxIds: { [inbox]: true }, from: [{ email: "bob@example.test" }], to: [{ email: "alice@example.test" }],
+    subject: "Zebrafish minutes attached", bodyValues: { b: { value: "See the file." } },
+    textBody: [{ partId: "b", type: "text/plain" }],
+    attachments: [{ blobId, type: "text/plain", name: "minutes.txt", disposition: "attachment" }] } } }, "e"]]);
+  assert(r[0][1].created?.m, `made: ${JSON.stringify(r).slice(0, 300)}`);
+  await searchable(page, { subject: "Zebrafish" });
+  await openThread(page, "subject:zebrafish", "Zebrafish minutes attached");
+  await page.getByRole("button", { name: "Preview minutes.txt" }).click();
+  const dlg = page.getByRole("dialog", { name: "minutes.txt" });
+  await dlg.waitFor();
+  const shown = dlg.locator("pre");
+  await until(async () => (await shown.textContent()).includes("Minutes of the offsite"), "the text shown");
+  assert((await shown.textContent()).includes("<script>window.__ran = 1</script><b>not bold</b>"), "shown as text, tags and all");
+  assert(await dlg.locator("script, b").count() === 0 && !(await page.evaluate(() => window.__ran)), "nothing of it became markup or ran");
+  await dlg.getByRole("button", { name: "Close" }).click();
   await page.context().close();
 });
 
