@@ -645,7 +645,7 @@ const struct route blob_routes[] = {
 	{ "POST", "/api/upload/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX |
 	    ROUTE_UPSTREAM, blob_upload },
 	{ "GET", "/api/blob/", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_PREFIX |
-	    ROUTE_UPSTREAM | ROUTE_HOLDS, blob_download },
-	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_HOLDS, image_handle },
+	    ROUTE_UPSTREAM, blob_download },
+	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET, image_handle },
 	{ NULL, NULL, 0, NULL }
 };

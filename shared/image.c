@@ -398,6 +398,6 @@ void image_handle(struct req *r)
 }
 
 const struct route image_routes[] = {
-	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_HOLDS, image_handle },
+	{ "GET", "/api/image", ROUTE_SESSION | ROUTE_BUDGET, image_handle },
 	{ NULL, NULL, 0, NULL }
 };

@@ -1,6 +1,5 @@
 #include "login.h"
 
-#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,12 +13,10 @@
 #include <curl/curl.h>
 #include <fcgiapp.h>
 
-#include "clientnet.h"
 #include "log.h"
 #include "pool.h"
 #include "private.h"
 #include "rate.h"
-#include "seat.h"
 #include "sess.h"
 #include "upstream.h"
 #include "usock.h"
@@ -201,25 +199,6 @@ static int within_budget(struct req *r)
 	return 0;
 }
 
-/* A client refused the pool's last free process is told to come back
- * then: a held process is free within the send deadline (30 s), mostly
- * much sooner. */
-#define SEAT_RETRY 10
-
-/* Takes this process's seat for r's client (seat.h): 0, or -1 with the
- * 429 sent. */
-static int take_seat(struct req *r)
-{
-	char client[REQ_IP_MAX + 8];
-
-	client_net(r->ip, r->app->cfg.login_ipv6_prefix, client, sizeof(client));
-	if (seat_take(client) == 0)
-		return 0;
-	log_info("%s: the pool's last free process kept for other clients", client);
-	req_rate_limited(r, SEAT_RETRY);
-	return -1;
-}
-
 /* r on its route: the store, the CSRF header, the session and its
  * budget, then the handler. */
 static void run_route(struct req *r, const struct route *rt)
@@ -268,11 +247,7 @@ void serve_dispatch(struct req *r, const struct route *routes)
 			req_error(r, 404, "not_found", "No such API endpoint.");
 		return;
 	}
-	if ((rt->flags & ROUTE_HOLDS) && take_seat(r) == -1)
-		return;
 	run_route(r, rt);
-	if (rt->flags & ROUTE_HOLDS)
-		seat_leave();
 }
 
 void serve_store_failed(struct req *r)

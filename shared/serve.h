@@ -16,12 +16,7 @@ enum route_flags {
 	 * the session's check. Every other ROUTE_SESSION route asks the mail
 	 * server first when the session's last acceptance is older than
 	 * session_recheck. */
-	ROUTE_UPSTREAM = 8,
-	/* Its answer can be held by a reader that never reads it (a
-	 * download; under Apache past 4 MiB): in a pool (-n) a client
-	 * holding one of its processes never takes the last free one, it
-	 * gets a 429 (shared/seat.h). */
-	ROUTE_HOLDS = 16
+	ROUTE_UPSTREAM = 8
 };
 
 struct route {

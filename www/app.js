@@ -166,7 +166,7 @@ async function goTo(p, initial = false) {
   }
   if (seq !== goSeq) return;
   if (p.thread) {
-    if (openThread?.id !== p.thread) await showThread(p.thread, p.email).catch(() => {});
+    if (openThread?.id !== p.thread) await showThread(p.thread, p.email, false, () => seq !== goSeq).catch(() => {});
     if (seq !== goSeq) return;
   } else if (openThread) { closeReader(); pane("list"); list.focusRow(); }
   record(true);
@@ -323,11 +323,13 @@ async function openMessage(id) {
   await showThread(e.threadId, id, true);
 }
 
-// Opens a thread in the reader (at one of its messages, emailId).
-async function showThread(threadId, emailId, nav = false) {
+// Opens a thread in the reader (at one of its messages, emailId), unless
+// stale() says the user went elsewhere while it loaded.
+async function showThread(threadId, emailId, nav = false, stale = () => false) {
   pane("reader");
   const t0 = performance.now();
   const emails = await store.loadThread(threadId);
+  if (stale()) { if (!openThread) pane("list"); return; }
   // A thread that is not there (deleted, or another account's link): the list.
   if (!emails.length) { closeReader(); pane("list"); return; }
   openThread = { id: threadId, emails, email: emailId && emails.some((m) => m.id === emailId) ? emailId : null };
@@ -506,8 +508,9 @@ async function emptyTrash() {
   try {
     const n = await store.emptyFolder(state.current);
     toast(t("toast.emptied", { n }));
-    await store.refresh();
   } catch (e) { warn(e); }
+  // Also after a refusal: what the server did destroy leaves the list.
+  await store.refresh().catch(warn);
 }
 
 // The composer's state and intents.

@@ -224,7 +224,6 @@ function message(e, opts, repaint) {
 export function render(root, emails, opts) {
   const key = emails.map((e) => e.id).join(",");
   if (key !== view.key) {
-    // A new thread: the unread messages and the last one open.
     // A new thread: the unread messages and the last one open, and the
     // one a link or Back named (opts.focus), read or not.
     view = { key, open: new Set(emails.filter((e, i) => !e.keywords?.$seen || i === emails.length - 1 || e.id === opts.focus)
