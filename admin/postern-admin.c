@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, const char *allowed, int operand,
 	while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			bad_option(argv[0], c, argv);
-			a->unknown = c == '?' && optopt;
+			a->unknown = c == '?';
 			return -1;
 		}
 		if (!strchr(allowed, c)) {

@@ -29,6 +29,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 from stack import SLOW, fill_in
@@ -73,6 +74,20 @@ def skip_reason(mode):
         if not os.path.exists(module_path(m)):
             return f"Apache module mod_{m} is not installed"
     return None
+
+
+def lighttpd_then_apache(prefix, one_server, tap):
+    """one_server(tap, root, label, **kind) under lighttpd (FastCGI), then
+    under Apache (mod_proxy_fcgi) where it can run here, in a new short
+    folder (Apache's Unix socket paths) that the web server's user, who
+    runs the responders under Apache, can enter."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(root, 0o755)
+    one_server(tap, root, "lighttpd", mode="fcgi")
+    if skip_reason("proxy_fcgi"):
+        print(f"# Apache left out: {skip_reason('proxy_fcgi')}")
+    else:
+        one_server(tap, root, "apache", mode="proxy_fcgi", server="apache")
 
 
 def run_user():

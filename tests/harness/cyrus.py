@@ -630,14 +630,23 @@ class Cyrus:
 
     # -- mail -------------------------------------------------------------------
 
-    def deliver(self, rcpt, raw, sender="postmaster@example.test", timeout=30):
+    def deliver(self, rcpt, raw, sender="postmaster@example.test", timeout=30, tries=3):
         """Deliver raw bytes to one recipient over LMTP (one per transaction,
-        so the single DATA reply is that recipient's)."""
-        try:
-            with smtplib.LMTP(self.lmtp_socket, timeout=timeout) as lmtp:
-                refused = lmtp.sendmail(sender, [rcpt], raw)
-        except (smtplib.SMTPException, OSError) as e:
-            self._fail(f"LMTP delivery to {rcpt} via {self.lmtp_socket} failed: {e!r}")
+        so the single DATA reply is that recipient's). A temporary failure
+        (4xx) is tried again, as an MTA would: Cyrus 3.6's lmtpd now and
+        then answers a delivery made while others run with "421 4.3.0
+        Internal error: assertion failed: imap/append.c"."""
+        for attempt in range(tries):
+            try:
+                with smtplib.LMTP(self.lmtp_socket, timeout=timeout) as lmtp:
+                    refused = lmtp.sendmail(sender, [rcpt], raw)
+                break
+            except smtplib.SMTPResponseException as e:
+                if not 400 <= e.smtp_code < 500 or attempt == tries - 1:
+                    self._fail(f"LMTP delivery to {rcpt} via {self.lmtp_socket} failed: {e!r}")
+                time.sleep(0.2 * (attempt + 1))
+            except (smtplib.SMTPException, OSError) as e:
+                self._fail(f"LMTP delivery to {rcpt} via {self.lmtp_socket} failed: {e!r}")
         if refused:
             self._fail(f"LMTP refused {rcpt}: {refused!r}")
 

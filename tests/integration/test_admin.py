@@ -72,6 +72,10 @@ def usage(t, s, conf):
     dashed = "-" + c.cookie[1:8]
     code, _, err = admin(conf, "revoke", dashed)
     t.ok(code == 2 and "after '--'" in err, "revoke -ID: a usage error that says to use --", err)
+    # An id may begin with "--" too (base64url): getopt takes it for a
+    # long option, and the same hint is due.
+    code, _, err = admin(conf, "revoke", "--" + c.cookie[2:8])
+    t.ok(code == 2 and "after '--'" in err, "revoke --ID: the same hint", err)
     code, out, err = admin(conf, "revoke", "--", dashed)
     t.ok(code == 0 and "revoked 1 session" in out, "revoke -- -ID", out + err)
     code, out, _ = admin(conf, "sessions", "--")

@@ -22,7 +22,6 @@ the mail server goes down: reads go on, a change is refused."""
 
 import os
 import sys
-import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -281,15 +280,7 @@ def one_server(tap, root, label, **kind):
 
 def main():
     tap = Tap()
-    # A short folder (Apache's Unix socket paths) that the web server's
-    # user, who runs the responders under Apache, can enter.
-    root = tempfile.mkdtemp(prefix="postern-it-password-")
-    os.chmod(root, 0o755)
-    one_server(tap, root, "lighttpd", mode="fcgi")
-    if apache.skip_reason("proxy_fcgi"):
-        print(f"# Apache left out: {apache.skip_reason('proxy_fcgi')}")
-    else:
-        one_server(tap, root, "apache", mode="proxy_fcgi", server="apache")
+    apache.lighttpd_then_apache("postern-it-password-", one_server, tap)
     return tap.done()
 
 

@@ -26,7 +26,6 @@ import os
 import resource
 import selectors
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -243,15 +242,7 @@ def main():
     t = Tap()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
-    # A short folder (Apache's Unix socket paths), open to the web
-    # server's user, who runs pushd under Apache.
-    root = tempfile.mkdtemp(prefix="postern-streamcaps-")
-    os.chmod(root, 0o755)
-    one_server(t, root, "lighttpd", mode="fcgi")
-    if apache.skip_reason("proxy_fcgi"):
-        print(f"# Apache left out: {apache.skip_reason('proxy_fcgi')}")
-    else:
-        one_server(t, root, "apache", mode="proxy_fcgi", server="apache")
+    apache.lighttpd_then_apache("postern-streamcaps-", one_server, t)
     return t.done()
 
 
