@@ -199,12 +199,24 @@ static int within_budget(struct req *r)
 	return 0;
 }
 
-/* r on its route: the store, the CSRF header, the session and its
- * budget, then the handler. */
-static void run_route(struct req *r, const struct route *rt)
+void serve_dispatch(struct req *r, const struct route *routes)
 {
+	const struct route *rt;
 	const char *csrf;
+	int known;
 
+	if (cross_site(r)) {
+		req_error(r, 403, "cross_site_request",
+		    "Requests from other sites are refused.");
+		return;
+	}
+	if ((rt = find_route(routes, r->path, r->method, &known)) == NULL) {
+		if (known)
+			method_not_allowed(r, routes);
+		else
+			req_error(r, 404, "not_found", "No such API endpoint.");
+		return;
+	}
 	if (app_db(r->app) == -1) {
 		serve_store_failed(r);
 		return;
@@ -228,26 +240,6 @@ static void run_route(struct req *r, const struct route *rt)
 		req_end(r);
 out:
 	sess_touch(r->app, r->sess, r->now);
-}
-
-void serve_dispatch(struct req *r, const struct route *routes)
-{
-	const struct route *rt;
-	int known;
-
-	if (cross_site(r)) {
-		req_error(r, 403, "cross_site_request",
-		    "Requests from other sites are refused.");
-		return;
-	}
-	if ((rt = find_route(routes, r->path, r->method, &known)) == NULL) {
-		if (known)
-			method_not_allowed(r, routes);
-		else
-			req_error(r, 404, "not_found", "No such API endpoint.");
-		return;
-	}
-	run_route(r, rt);
 }
 
 void serve_store_failed(struct req *r)

@@ -105,17 +105,6 @@ export function field({ name, label, value = [], suggest = () => [], exclude = (
     input.focus();
   }
 
-  // A pasted list keeps its new lines as separators (a text field would
-  // turn them into spaces): every address in it becomes a chip at once.
-  input.addEventListener("paste", (ev) => {
-    const text = ev.clipboardData?.getData("text/plain") || "";
-    if (!/[\r\n]/.test(text)) return;
-    ev.preventDefault();
-    const { selectionStart: a, selectionEnd: b, value } = input;
-    input.value = "";
-    add(parseList(value.slice(0, a) + "\n" + text + "\n" + value.slice(b)));
-    close();
-  });
   input.addEventListener("input", () => {
     const { done, rest } = splitTyped(input.value);
     if (done.length) { input.value = rest; add(done); }
