@@ -9,16 +9,21 @@
 #include <sys/wait.h>
 
 #include "log.h"
+#include "seat.h"
+
+_Static_assert(POOL_MAX <= SEAT_MAX, "a seat for each process");
 
 /* At most this many deaths in POOL_WINDOW seconds before giving up. */
 #define POOL_DEATHS 10
 #define POOL_WINDOW 60
 
-static pid_t start_child(int (*run)(void *), void *arg, const sigset_t *old)
+static pid_t start_child(int i, int (*run)(void *), void *arg, const sigset_t *old)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid == 0) {
+	seat_free(i);
+	if ((pid = fork()) == 0) {
+		seat_mine(i);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		sigprocmask(SIG_SETMASK, old, NULL);
@@ -78,7 +83,7 @@ static int supervise(pid_t *kids, int n, int (*run)(void *), void *arg,
 				kids[i] = -1;
 				return 1;
 			}
-			kids[i] = start_child(run, arg, old);
+			kids[i] = start_child(i, run, arg, old);
 		}
 	}
 }
@@ -96,8 +101,10 @@ int pool_run(int n, int (*run)(void *arg), void *arg)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, &old);
+	if (seat_open(n) == -1)
+		log_warn("pool: no shared seats; one client may hold every process");
 	for (i = 0; i < n; i++)
-		kids[i] = start_child(run, arg, &old);
+		kids[i] = start_child(i, run, arg, &old);
 	rc = supervise(kids, n, run, arg, &set, &old);
 	stop_all(kids, n);
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -2,7 +2,8 @@
  * with -n), as lighttpd's max-procs or mod_fcgid give the others. Each
  * child accepts on the shared descriptor, so a connection goes to a
  * process that is free: one held by a slow mail server or client holds
- * only itself. The parent only starts them, starts a dead one again, and
+ * only itself, and one client cannot hold them all (seat.h). The parent
+ * only starts them, starts a dead one again, and
  * stops them all on SIGTERM or SIGINT. */
 #ifndef POSTERN_POOL_H
 #define POSTERN_POOL_H

@@ -13,10 +13,12 @@
 #include <curl/curl.h>
 #include <fcgiapp.h>
 
+#include "clientnet.h"
 #include "log.h"
 #include "pool.h"
 #include "private.h"
 #include "rate.h"
+#include "seat.h"
 #include "sess.h"
 #include "upstream.h"
 #include "usock.h"
@@ -266,14 +268,37 @@ static int fcgx_read(void *ctx, char *p, int n)
 	return FCGX_GetStr(p, n, ((FCGX_Request *)ctx)->in);
 }
 
+/* A write to the web server: libfcgi's buffer (8 KiB) is filled, and
+ * emptied only once the connection has room (seat_wait_writable), so
+ * that a pool sees which answers their readers stopped taking. */
 static int fcgx_write(void *ctx, const char *p, int n)
 {
-	return FCGX_PutStr(p, n, ((FCGX_Request *)ctx)->out) == n ? 0 : -1;
+	FCGX_Request *rq = ctx;
+	int k;
+
+	while (n > 0) {
+		if ((k = (int)(rq->out->stop - rq->out->wrNext)) <= 0) {
+			if (seat_wait_writable(rq->ipcFd, REQ_SEND_IDLE * 1000L) == -1 ||
+			    FCGX_FFlush(rq->out) == -1)
+				return -1;
+			continue;
+		}
+		k = k < n ? k : n;
+		if (FCGX_PutStr(p, k, rq->out) != k)
+			return -1;
+		p += k;
+		n -= k;
+	}
+	return 0;
 }
 
 static int fcgx_flush(void *ctx)
 {
-	return FCGX_FFlush(((FCGX_Request *)ctx)->out);
+	FCGX_Request *rq = ctx;
+
+	if (seat_wait_writable(rq->ipcFd, REQ_SEND_IDLE * 1000L) == -1)
+		return -1;
+	return FCGX_FFlush(rq->out);
 }
 
 static const char *fcgx_param(void *ctx, const char *name)
@@ -317,6 +342,22 @@ static const char *cgi_param(void *ctx, const char *name)
 	return getenv(name);
 }
 
+/* A client refused a pool's last free process (seat.h) is told to come
+ * back then: by then its stalled answers are given up, or done. */
+#define SEAT_RETRY 5
+
+/* This process's seat for r's client: 0, or -1 with the 429 sent. */
+static int take_seat(struct req *r)
+{
+	char client[REQ_IP_MAX + 8];
+
+	client_net(r->ip, r->app->cfg.login_ipv6_prefix, client, sizeof(client));
+	if (seat_take(client) == 0)
+		return 0;
+	req_rate_limited(r, SEAT_RETRY);
+	return -1;
+}
+
 /* One request over io, with the transport's deadlines (or NULL); then,
  * when it was valid, after (or NULL). */
 static void serve_one(struct app *a, const struct req_io *io,
@@ -328,7 +369,8 @@ static void serve_one(struct app *a, const struct req_io *io,
 	if (req_init(&r, a, io) == 0) {
 		if (timeouts)
 			req_deadlines(&r, timeouts);
-		serve_dispatch(&r, routes);
+		if (take_seat(&r) == 0)
+			serve_dispatch(&r, routes);
 		if (after)
 			after(&r);
 	}
@@ -416,8 +458,11 @@ static int serve_fcgi(struct app *a, const struct route *routes, int fd)
 	}
 	io.ctx = &rq;
 	while (FCGX_Accept_r(&rq) >= 0) {
+		seat_busy();
 		serve_one(a, &io, fcgx_timeouts, routes, NULL);
+		seat_wait_writable(rq.ipcFd, REQ_SEND_IDLE * 1000L);
 		FCGX_Finish_r(&rq);
+		seat_leave();
 	}
 	FCGX_Free(&rq, 1);
 	return 0;
