@@ -59,7 +59,9 @@ async function startStack() {
     proc.on("exit", (c) => { clearTimeout(timer); reject(new Error(`the stack exited (${c}):\n${out}`)); });
   });
   proc.removeAllListeners("exit");
-  return { url: `http://127.0.0.1:${port}`, root, stop: () => new Promise((r) => {
+  // The Stalwart-behaviour server's /_control/ (POSTERN_STACK_UPSTREAM).
+  const control = (out.match(/^CONTROL (\S+)/m) || [])[1];
+  return { url: `http://127.0.0.1:${port}`, control, root, stop: () => new Promise((r) => {
     proc.on("exit", () => { rmSync(root, { recursive: true, force: true }); r(); });
     proc.kill("SIGTERM");
     setTimeout(() => proc.kill("SIGKILL"), 15000).unref();
@@ -67,7 +69,7 @@ async function startStack() {
 }
 
 // -- helpers -------------------------------------------------------------------------
-// The running stack ({url}) and browser, set by run().
+// The running stack ({url, control}) and browser, set by run().
 export let stack;
 let browser;
 export const USERS = { alice: "alice-demo-pass", bob: "bob-demo-pass", carol: "carol-demo-pass" };

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Runs the test stack for the browser tests: prints "URL <url>" once it
 is up, stops it on SIGTERM. pushd polls Cyrus (which has no push) every
-2 s, so that new mail reaches an open tab within the test's patience."""
+2 s, so that new mail reaches an open tab within the test's patience.
+With POSTERN_STACK_UPSTREAM=stalwart the mail server is the Stalwart-
+behaviour test server (it pushes) instead of Cyrus, with the browser
+tests' users; its control URL is printed first ("CONTROL <url>")."""
 import json
 import os
 import signal
@@ -10,6 +13,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from stack import Stack  # noqa: E402
+from stalwart import StalwartTest  # noqa: E402
+
+USERS = {f"{u}@example.test": f"{u}-demo-pass" for u in ("alice", "bob", "carol")}
 
 stop = []
 for sig in (signal.SIGTERM, signal.SIGINT):
@@ -17,11 +23,18 @@ for sig in (signal.SIGTERM, signal.SIGINT):
 # POSTERN_STACK_CONF (JSON) replaces keys: live.test.mjs runs the shipped
 # intervals (30 s, 5 s in view) to prove what a user gets.
 conf = {"push_poll_interval": "2s", **json.loads(os.environ.get("POSTERN_STACK_CONF") or "{}")}
-stack = Stack(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else None, conf_extra=conf)
-stack.start()
-print(f"URL {stack.url}", flush=True)
+up = None
+if os.environ.get("POSTERN_STACK_UPSTREAM") == "stalwart":
+    up = StalwartTest(sys.argv[1], USERS)
+    print(f"CONTROL {up.url}/_control/", flush=True)
+stack = Stack(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else None, conf_extra=conf,
+              upstream=up and up.url)
 try:
+    stack.start()
+    print(f"URL {stack.url}", flush=True)
     while not stop:
         time.sleep(0.3)
 finally:
     stack.stop()
+    if up:
+        up.stop()

@@ -34,7 +34,6 @@ fcgid)."""
 import json
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -48,9 +47,9 @@ from acceptor import Acceptor  # noqa: E402
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
 from stack import SLOW, Stack, children, proc_args  # noqa: E402
+from stalwart import StalwartTest  # noqa: E402
 from tap import Tap  # noqa: E402
 
-SERVER = os.path.join(os.path.dirname(HERE), "stalwart", "server.py")
 ALICE, MALLORY = "alice@example.test", "mallory@example.test"
 PASSWORDS = {ALICE: "alice-demo-pass", MALLORY: "mallory-pass"}
 ATTACKER = "127.0.0.2"
@@ -68,26 +67,6 @@ CAP_LIGHTTPD = 4             # lighttpd-limits.lua's max_conns in the test
 # table, so its cap is set below its 8 per program (a gap in SECURITY.md).
 CAP_APACHE = {"proxy_fcgi": 50, "fcgid": 3}
 BIG = 20 << 20               # the never-read download
-
-
-class Upstream:
-    """The Stalwart-behaviour test server, with mallory as a user."""
-
-    def __init__(self, root):
-        users = ",".join(f"{u}:{p}" for u, p in PASSWORDS.items())
-        self.log = open(os.path.join(root, "stalwart.log"), "ab")
-        self.p = subprocess.Popen([sys.executable, SERVER, "--port", "0", "--users", users],
-                                  stdout=subprocess.PIPE, stderr=self.log,
-                                  stdin=subprocess.DEVNULL)
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError("the Stalwart test server did not start")
-        self.port = json.loads(line)["port"]
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(10)
-        self.log.close()
 
 
 def blackhole():
@@ -599,7 +578,7 @@ def main():
     root = tempfile.mkdtemp(prefix="postern-it-attacks-")
     if os.geteuid() == 0:
         os.chmod(root, 0o755)
-    up = Upstream(root)
+    up = StalwartTest(root, PASSWORDS)
     faulty = Faulty(up.port).start()
     try:
         for kind in ("lighttpd", "proxy_fcgi", "fcgid"):

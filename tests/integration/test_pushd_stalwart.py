@@ -15,7 +15,6 @@ import os
 import resource
 import select
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,10 +31,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 from client import Client  # noqa: E402
 from stack import Stack, free_port  # noqa: E402
+from stalwart import StalwartTest  # noqa: E402
 from tap import Tap  # noqa: E402
 from test_pushd import Stream, changed, is_state, wait_for  # noqa: E402
 
-SERVER = os.path.join(os.path.dirname(HERE), "stalwart", "server.py")
 ALICE, BOB = "alice@example.test", "bob@example.test"
 PASSWORDS = {ALICE: "alice-demo-pass", BOB: "bob-demo-pass"}
 TABS = 1000
@@ -51,31 +50,12 @@ VERIFY_TIMEOUT = 10  # push_verify_timeout
 QUERY = "types=*&ping=5"
 
 
-class Upstream:
-    """The test server as a process on a free port."""
+class Upstream(StalwartTest):
+    """The test server, its pushes routed back to the stack."""
 
     def __init__(self, root, stack_port):
-        self.log = open(os.path.join(root, "stalwart.log"), "ab")
-        self.p = subprocess.Popen(
-            [sys.executable, SERVER, "--port", "0", "--coalesce", "0.2",
-             "--min-ping", "1", "--verify-delay", "2",
-             "--push-route", f"{PUBLIC}=http://127.0.0.1:{stack_port}"],
-            stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL)
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError("the Stalwart test server did not start")
-        info = json.loads(line)
-        self.port = info["port"]
-        self.accounts = info["accounts"]
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def control(self, name, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.url}/_control/{name}", data=data,
-                                     method="GET" if body is None else "POST",
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.loads(r.read() or b"null")
+        super().__init__(root, args=["--coalesce", "0.2", "--min-ping", "1", "--verify-delay", "2",
+                                     "--push-route", f"{PUBLIC}=http://127.0.0.1:{stack_port}"])
 
     def jmap(self, login, calls):
         auth = base64.b64encode(f"{login}:{PASSWORDS[login]}".encode()).decode()
@@ -95,14 +75,6 @@ class Upstream:
     def streams(self, login):
         return self.control("stats").get("eventSource", {}).get(self.accounts[login], 0)
 
-    def stop(self):
-        self.p.terminate()
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-        self.log.close()
 
 
 class Suite:
