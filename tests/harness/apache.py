@@ -35,9 +35,13 @@ import time
 from stack import SLOW, fill_in
 
 MODES = ("proxy_fcgi", "fcgid", "htaccess-cgi", "htaccess-fcgid")
-RESPONDERS = ("auth", "jmap", "blob", "image")
-# The processes of each responder on its socket, as the unit runs them
-# (postern-responder@.service: -n 4).
+# Each pool by its socket's name, as the units run them: one
+# postern-responder@NAME each, and postern-login.service, postern-auth
+# again on login.sock for sign-in alone.
+RESPONDERS = ("auth", "login", "jmap", "blob", "image")
+PROGRAM_OF = {"login": "auth"}
+# The processes of each responder on its socket, as the units run them
+# (-n 4).
 RESPONDER_PROCS = 4
 # Under CGI, where no pool can be held, postern-blob serves the image
 # proxy too.
@@ -276,7 +280,8 @@ class Apache:
 
     def start_responders(self):
         """Each responder a FastCGI server on its own socket, as the
-        systemd unit postern-responder@.service runs them."""
+        systemd units postern-responder@.service and postern-login.service
+        run them."""
         env = dict(os.environ, POSTERN_CONF=self.s.conf_path)
         if self.s.as_installed:
             # As postern-responder@.service runs them: the installed
@@ -285,7 +290,8 @@ class Apache:
         for r in RESPONDERS:
             sock = os.path.join(self.run, f"{r}.sock")
             log = open(os.path.join(self.s.root, f"responder-{r}.log"), "ab")
-            p = subprocess.Popen([os.path.join(self.programs("fcgi"), f"postern-{r}"), "-s", sock,
+            prog = f"postern-{PROGRAM_OF.get(r, r)}"
+            p = subprocess.Popen([os.path.join(self.programs("fcgi"), prog), "-s", sock,
                                   "-n", str(RESPONDER_PROCS)],
                                  env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                  user=self.user, group=self.user, start_new_session=True)

@@ -94,7 +94,8 @@ class Layout:
                 *(os.path.join(self.data, p) for p in
                   ("www/index.html", "www/app.js", "www/api-errors/503.html",
                    "www/js/views/richtext.js", "schema.sql", *WEB_FILES,
-                   "postern-pushd.service", "postern-responder@.service")),
+                   "postern-pushd.service", "postern-responder@.service",
+                   "postern-login.service")),
                 *(os.path.join(self.doc, p) for p in
                   ("README.md", "LICENSE", "INSTALL.md", "API.md", "SECURITY.md")),
                 os.path.join(self.man, "man5", "postern.conf.5"),
@@ -219,6 +220,10 @@ def staged(t, src, top, lay):
         unit = f.read()
     t.ok(f"ExecStart={lay.libexec}/pushd" in unit and lay.conf in unit
          and lay.run in unit, "the systemd unit names the installed paths", unit)
+    with open(stage + os.path.join(lay.data, "postern-login.service")) as f:
+        unit = f.read()
+    t.ok(f"ExecStart={lay.libexec}/postern-auth -s {lay.run}/login.sock" in unit,
+         "the sign-in unit runs postern-auth on login.sock, as apache-postern.conf expects", unit)
     substituted(t, stage, lay)
     with open(stage + lay.conf) as f:
         conf = f.read()

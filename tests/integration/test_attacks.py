@@ -58,6 +58,7 @@ CLIENT_TIMEOUT = 25          # a request that takes longer counts as lost
 LOGIN_TIMEOUT = 3            # login_timeout in the stack's postern.conf
 IMAGE_TIMEOUT = 5            # image_proxy_timeout
 CONNS = 6                    # connections of each attack
+SIGNIN_CONNS = 8             # sign-ins to a hung server: more than a pool (4)
 LORIS = 300                  # half-open connections of the slow-loris
 SETTLE = 1.5                 # the attack runs this long before alice asks
 CAP_LIGHTTPD = 4             # lighttpd-limits.lua's max_conns in the test
@@ -490,12 +491,13 @@ def attacks(t, s, faulty, label, cap):
     faulty.set("/jmap/session", "hang")
     faulty.set("/.well-known/jmap", "hang")
     try:
-        with Attack(CONNS, repeated(port, signin)):
+        with Attack(SIGNIN_CONNS, repeated(port, signin)):
             # alice's own sign-in waits for the mail server like the
             # attacker's, in the same queue: bounded by login_timeout for
-            # each sign-in ahead of hers.
+            # each sign-in ahead of hers. Her session check is another
+            # pool's (login.sock).
             v.check(t, f"{label}, a mail server that hangs at sign-in", signin=(504,),
-                    signin_limit=LOGIN_TIMEOUT * (CONNS + 1))
+                    signin_limit=LOGIN_TIMEOUT * (SIGNIN_CONNS + 1))
     finally:
         faulty.clear()
     hole_port, hole = blackhole()
