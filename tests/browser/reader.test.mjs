@@ -31,6 +31,60 @@ async function unfold(msg) {
 }
 const lastMsg = (page) => page.locator("#reader-body article.msg").last();
 
+// A mail from Bob in the page's user's Inbox with these attachments
+// ({name, type, body: a string of bytes 0-255}), uploaded through
+// /api/upload; waits until the search finds it.
+async function mailWith(page, subject, files) {
+  const blobIds = await page.evaluate(async (files) => {
+    const s = await (await fetch("/api/auth/session")).json();
+    const acc = s.primaryAccounts["urn:ietf:params:jmap:mail"];
+    return Promise.all(files.map(async (f) => {
+      const r = await fetch(`/api/upload/${encodeURIComponent(acc)}`, { method: "POST",
+        headers: { "Content-Type": f.type, "X-Postern-CSRF": "1" }, body: Uint8Array.from(f.body, (c) => c.charCodeAt(0)) });
+      return (await r.json()).blobId;
+    }));
+  }, files);
+  const [[, boxes]] = await jmapIn(page, [["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
+  const inbox = boxes.list.find((m) => m.role === "inbox").id;
+  const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
+    mailboxIds: { [inbox]: true }, from: [{ email: "bob@example.test" }], to: [{ email: "alice@example.test" }],
+    subject, bodyValues: { b: { value: "See the file." } }, textBody: [{ partId: "b", type: "text/plain" }],
+    attachments: files.map((f, i) => ({ blobId: blobIds[i], type: f.type, name: f.name, disposition: "attachment" })) } } }, "e"]]);
+  assert(r[0][1].created?.m, `made: ${JSON.stringify(r).slice(0, 300)}`);
+  await searchable(page, { subject });
+}
+
+// A PDF with a page for each text (Helvetica, 48 pt) and a correct xref
+// table. extra: more entries for the catalogue and the first page, and
+// more objects, numbered from 4 + 2 × the pages.
+function makePdf(texts, { catalog = "", page1 = "", objects = [] } = {}) {
+  const objs = [null, `<< /Type /Catalog /Pages 2 0 R ${catalog}>>`,
+    `<< /Type /Pages /Kids [${texts.map((_, i) => `${4 + 2 * i} 0 R`).join(" ")}] /Count ${texts.length} >>`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"];
+  texts.forEach((text, i) => {
+    const content = `BT /F1 48 Tf 72 600 Td (${text}) Tj ET`;
+    objs.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${5 + 2 * i} 0 R ` +
+      `/Resources << /Font << /F1 3 0 R >> >> ${i ? "" : page1}>>`, `<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  });
+  objs.push(...objects);
+  let out = "%PDF-1.4\n";
+  const at = [];
+  for (let i = 1; i < objs.length; i++) { at.push(out.length); out += `${i} 0 obj\n${objs[i]}\nendobj\n`; }
+  const xref = out.length;
+  out += `xref\n0 ${objs.length}\n0000000000 65535 f \n` + at.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("");
+  return out + `trailer\n<< /Size ${objs.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}
+
+// The dark pixels of the PDF frame's first drawn page (0 until drawn).
+const inkOnPage = (frame) => frame.evaluate(() => {
+  const c = document.querySelector(".page canvas");
+  if (!c || !c.width) return 0;
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 128) n++;
+  return n;
+}).catch(() => 0);
+
 // -- the reader -----------------------------------------------------------------------
 
 test("focus is in the list after sign-in", async () => {
@@ -164,7 +218,7 @@ test("show original shows the raw source and downloads it as .eml", async () => 
   await page.context().close();
 });
 
-test("an image attachment previews: a thumbnail, then the viewer; a PDF is a download", async () => {
+test("an image attachment previews: a thumbnail, then the viewer; a PDF is a preview button, nothing framed before", async () => {
   const page = await newPage();
   await signIn(page, "alice");
   await openThread(page, "subject:screenshot", "Screenshot of the login bug");
@@ -182,13 +236,143 @@ test("an image attachment previews: a thumbnail, then the viewer; a PDF is a dow
   assert(r.headers()["content-type"] === "image/png" && /^inline/.test(r.headers()["content-disposition"]) &&
     /sandbox/.test(r.headers()["content-security-policy"] || ""), `served inline, sandboxed: ${JSON.stringify(r.headers())}`);
   await dlg.getByRole("button", { name: "Close" }).click();
-  // The PDF: no frame, no viewer; a download.
+  // The PDF: a preview button and a download; nothing framed until asked.
   await openThread(page, "subject:roadmap", "Q4 roadmap review");
   await openAll(page);
-  const pdf = page.locator("#reader-body .attachments a.att-open", { hasText: "q4-roadmap.pdf" });
-  await pdf.waitFor();
-  assert(await pdf.getAttribute("download") === "q4-roadmap.pdf", "the PDF is a download");
-  assert(await page.locator("#reader-body iframe:not(.mailframe), #reader-body embed, #reader-body object").count() === 0, "nothing embeds it");
+  await page.getByRole("button", { name: "Preview q4-roadmap.pdf" }).waitFor();
+  const pdf = page.getByRole("link", { name: "Download q4-roadmap.pdf" });
+  assert(await pdf.getAttribute("download") === "q4-roadmap.pdf", "the PDF is a download too");
+  assert(await page.locator("iframe:not(.mailframe), embed, object").count() === 0, "nothing embeds it");
+  assert(!page.requests.some((u) => u.includes("/vendor/pdf")), "nothing of pdf.js is loaded before a preview");
+  await page.context().close();
+});
+
+test("a PDF attachment previews: pdf.js draws its pages in a frame sandboxed without allow-same-origin", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await mailWith(page, "Quarterly hello", [{ name: "hello.pdf", type: "application/pdf", body: makePdf(["Hello", "World"]) }]);
+  await openThread(page, "subject:quarterly", "Quarterly hello");
+  assert(!page.requests.some((u) => u.includes("/vendor/pdf")), "pdf.js is not loaded before the preview is asked for");
+  await page.getByRole("button", { name: "Preview hello.pdf" }).click();
+  const dlg = page.getByRole("dialog", { name: "hello.pdf" });
+  await dlg.waitFor();
+  await until(async () => (await dlg.getByRole("status").textContent()) === "2 pages", "the page count in the dialog");
+  const el = dlg.getByTitle("Pages of hello.pdf");
+  assert(await el.getAttribute("sandbox") === "allow-scripts", `sandboxed without allow-same-origin: ${await el.getAttribute("sandbox")}`);
+  const frame = await (await el.elementHandle()).contentFrame();
+  await until(async () => (await inkOnPage(frame)) > 200, "page 1 drawn with its text");
+  assert(await frame.getByRole("img", { name: "Page 1 of 2" }).count() === 1 &&
+    await frame.getByRole("img", { name: "Page 2 of 2" }).count() === 1, "each page is named");
+  // An opaque origin, with a policy that lets it fetch nothing.
+  const inside = await frame.evaluate(async () => {
+    let cookie, api;
+    try { cookie = document.cookie; } catch (e) { cookie = e.name; }
+    try { api = (await fetch("/api/auth/session")).status; } catch { api = "refused"; }
+    return { origin: self.origin, cookie, api };
+  });
+  assert(inside.origin === "null" && inside.cookie === "SecurityError" && inside.api === "refused", `the frame: ${JSON.stringify(inside)}`);
+  const r = await page.request.get(stack.url + "/pdfview.html");
+  const csp = r.headers()["content-security-policy"] || "";
+  assert(/(^|; )sandbox allow-scripts(;|$)/.test(csp) && csp.includes("frame-ancestors 'self'") && csp.includes("default-src 'none'"),
+    `the frame page's own policy: ${csp}`);
+  const href = await dlg.getByRole("link", { name: "Download" }).getAttribute("href");
+  assert(/^\/api\/blob\/[^/]+\/[^/]+\/hello\.pdf\?accept=application%2Fpdf$/.test(href), href);
+  await axe(page, "the PDF viewer");
+  // The keyboard: Tab from Close goes into the pages, which scroll; Esc there closes.
+  assert(await dlg.getByRole("button", { name: "Close" }).evaluate((b) => b === document.activeElement), "Close has the focus");
+  await page.keyboard.press("Tab");
+  await until(() => frame.evaluate(() => document.activeElement?.id === "pages"), "the focus in the pages");
+  await page.keyboard.press("PageDown");
+  await until(() => frame.evaluate(() => document.getElementById("pages").scrollTop > 0), "the pages scroll by keyboard");
+  await page.keyboard.press("Escape");
+  await until(async () => !(await dlg.isVisible()), "Esc in the frame closes the viewer");
+  assert(!page.errors.length, `no error: ${page.errors}`);
+  await page.context().close();
+});
+
+test("a PDF as a browser prints it (embedded fonts, a JPEG) is drawn with nothing refused by the frame's policy", async () => {
+  const page = await newPage();
+  const said = [];
+  page.on("console", (m) => said.push(m.text()));
+  await signIn(page, "alice");
+  const paper = await page.context().newPage();
+  await paper.setContent("<canvas width=300 height=200></canvas>");
+  const jpeg = await paper.evaluate(() => {
+    const c = document.querySelector("canvas"), x = c.getContext("2d");
+    x.fillStyle = "#0000ff";
+    x.fillRect(0, 0, 300, 200);
+    return c.toDataURL("image/jpeg", 0.9);
+  });
+  await paper.setContent(`<img src="${jpeg}"><h1 style="font-family: DejaVu Serif">Printed Ünïcødé</h1>`);
+  const printed = (await paper.pdf({ format: "A4" })).toString("latin1");
+  await paper.close();
+  await mailWith(page, "Quarterly printed", [{ name: "printed.pdf", type: "application/pdf", body: printed }]);
+  await openThread(page, "subject:printed", "Quarterly printed");
+  await page.getByRole("button", { name: "Preview printed.pdf" }).click();
+  const dlg = page.getByRole("dialog", { name: "printed.pdf" });
+  await until(async () => (await dlg.getByRole("status").textContent().catch(() => "")) === "1 page", "the PDF opened");
+  const frame = await (await dlg.getByTitle("Pages of printed.pdf").elementHandle()).contentFrame();
+  await until(async () => (await inkOnPage(frame)) > 200, "the page drawn");
+  const blue = await frame.evaluate(() => {
+    const c = document.querySelector(".page canvas");
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 200 && d[i] < 60 && d[i + 1] < 60) n++;
+    return n;
+  });
+  assert(blue > 1000, `the JPEG drawn (${blue} blue pixels)`);
+  assert(!said.some((m) => /Refused|Content Security Policy/.test(m)), `nothing refused: ${said}`);
+  await dlg.getByRole("button", { name: "Close" }).click();
+  await page.context().close();
+});
+
+test("a hostile PDF: its JavaScript does not run and its links go nowhere", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  const hit = `${stack.url}/api/pdf-script-ran`;
+  const js = `app.alert("pdf script ran"); this.submitForm({cURL: "${hit}"}); app.launchURL("${hit}", true); this.getURL("${hit}");`;
+  const evil = makePdf(["Hello"], {
+    catalog: "/OpenAction 6 0 R /Names << /JavaScript << /Names [(x) 6 0 R] >> >> ",
+    page1: "/Annots [7 0 R] /AA << /O 6 0 R >> ",
+    objects: [`<< /S /JavaScript /JS (${js.replace(/[()\\]/g, "\\$&")}) >>`,
+      `<< /Type /Annot /Subtype /Link /Rect [0 0 612 792] /Border [0 0 0] /A << /S /URI /URI (${stack.url}/api/pdf-link-followed) >> >>`] });
+  await mailWith(page, "Quarterly trap", [{ name: "trap.pdf", type: "application/pdf", body: evil }]);
+  await openThread(page, "subject:trap", "Quarterly trap");
+  // What the frame asks for, and what the console says (a CSP refusal
+  // would mean something tried).
+  const fromFrame = [], said = [];
+  page.on("request", (q) => { if (q.frame() !== page.mainFrame()) fromFrame.push(new URL(q.url()).pathname); });
+  page.on("console", (m) => said.push(m.text()));
+  await page.getByRole("button", { name: "Preview trap.pdf" }).click();
+  const dlg = page.getByRole("dialog", { name: "trap.pdf" });
+  await until(async () => (await dlg.getByRole("status").textContent().catch(() => "")) === "1 page", "the PDF opened");
+  const el = dlg.getByTitle("Pages of trap.pdf");
+  const frame = await (await el.elementHandle()).contentFrame();
+  await until(async () => (await inkOnPage(frame)) > 200, "the page drawn");
+  // A click on the link's area, then Esc, which goes through the frame.
+  await frame.getByRole("img", { name: "Page 1 of 1" }).click();
+  await page.keyboard.press("Escape");
+  await until(async () => !(await dlg.isVisible()), "the viewer closed");
+  const known = /^\/(pdfview\.(html|js|css)|vendor\/pdf(\.worker)?\.min\.js)$/;
+  assert(fromFrame.length >= 4 && fromFrame.every((p) => known.test(p)), `the frame asked only for its own files: ${fromFrame}`);
+  assert(!page.requests.some((u) => u.includes("/api/pdf-")), "nothing asked for the PDF's addresses");
+  assert(!said.some((m) => /Refused|pdf script ran|pdf-/.test(m)), `nothing tried: ${said}`);
+  assert(!page.dialogs.length, `no alert: ${page.dialogs}`);
+  assert(page.context().pages().length === 1, "no window opened");
+  assert(frame.isDetached() || /\/pdfview\.html$/.test(frame.url()), `the frame stayed: ${frame.url()}`);
+  await page.context().close();
+});
+
+test("a PDF that pdf.js cannot read says so and offers the download", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await mailWith(page, "Quarterly broken", [{ name: "broken.pdf", type: "application/pdf", body: "%PDF-1.4\nthis is no PDF\n" }]);
+  await openThread(page, "subject:broken", "Quarterly broken");
+  await page.getByRole("button", { name: "Preview broken.pdf" }).click();
+  const dlg = page.getByRole("dialog", { name: "broken.pdf" });
+  await until(async () => /could not be shown/.test(await dlg.textContent()), "the failure said");
+  assert(await dlg.getByRole("link", { name: "Download" }).count() === 1, "the download offered");
+  await dlg.getByRole("button", { name: "Close" }).click();
   await page.context().close();
 });
 
@@ -196,22 +380,7 @@ test("a text attachment previews as text: nothing in it is markup", async () => 
   const page = await newPage();
   await signIn(page, "alice");
   const text = "Minutes of the offsite\n<script>window.__ran = 1</script><b>not bold</b>\n";
-  const blobId = await page.evaluate(async (text) => {
-    const s = await (await fetch("/api/auth/session")).json();
-    const acc = s.primaryAccounts["urn:ietf:params:jmap:mail"];
-    const r = await fetch(`/api/upload/${encodeURIComponent(acc)}`, { method: "POST",
-      headers: { "Content-Type": "text/plain", "X-Postern-CSRF": "1" }, body: text });
-    return (await r.json()).blobId;
-  }, text);
-  const [[, boxes]] = await jmapIn(page, [["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
-  const inbox = boxes.list.find((m) => m.role === "inbox").id;
-  const r = await jmapIn(page, [["Email/set", { accountId: "$ACC", create: { m: {
-    mailboxIds: { [inbox]: true }, from: [{ email: "bob@example.test" }], to: [{ email: "alice@example.test" }],
-    subject: "Zebrafish minutes attached", bodyValues: { b: { value: "See the file." } },
-    textBody: [{ partId: "b", type: "text/plain" }],
-    attachments: [{ blobId, type: "text/plain", name: "minutes.txt", disposition: "attachment" }] } } }, "e"]]);
-  assert(r[0][1].created?.m, `made: ${JSON.stringify(r).slice(0, 300)}`);
-  await searchable(page, { subject: "Zebrafish" });
+  await mailWith(page, "Zebrafish minutes attached", [{ name: "minutes.txt", type: "text/plain", body: text }]);
   await openThread(page, "subject:zebrafish", "Zebrafish minutes attached");
   await page.getByRole("button", { name: "Preview minutes.txt" }).click();
   const dlg = page.getByRole("dialog", { name: "minutes.txt" });

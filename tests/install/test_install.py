@@ -23,12 +23,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 import apache  # noqa: E402
 from client import Client  # noqa: E402
 from stack import BUILDDIR, Installed, Stack  # noqa: E402
 from tap import Tap  # noqa: E402
 import demo_mail  # noqa: E402
+from suite import frame_page  # noqa: E402
 
 USERS = dict(demo_mail.DEMO_USERS)
 ALICE = "alice@example.test"
@@ -415,6 +417,7 @@ def smoke(t, s, what):
     c = Client(s.url)
     r = c.request("GET", "/")
     t.ok(r.status == 200 and b"<html" in r.body.lower(), f"{what}: the web app is served", r)
+    frame_page(t, c, what)
     r = c.request("GET", "/api/health")
     t.ok(r.status == 200 and r.json().get("database") == "ok", f"{what}: /api/health", r)
     r = c.login(ALICE, USERS[ALICE], remember=True)

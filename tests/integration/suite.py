@@ -31,6 +31,24 @@ SECURITY_HEADERS = {
 }
 
 
+def frame_page(t, c, what):
+    """The PDF preview's frame page has a policy of its own: one CSP, which
+    sandboxes it (an opaque origin however it is opened), lets it fetch
+    nothing and lets the app, and only the app, frame it; the app itself
+    stays unframeable. Run on every web server file (install test too)."""
+    r = c.request("GET", "/pdfview.html")
+    csp = r.header_all("Content-Security-Policy")
+    parts = [p.strip() for p in csp[0].split(";")] if len(csp) == 1 else []
+    t.ok(r.status == 200 and "sandbox allow-scripts" in parts and "default-src 'none'" in parts
+         and "frame-ancestors 'self'" in parts and "script-src 'self'" in parts
+         and r.header_all("X-Frame-Options") in ([], ["SAMEORIGIN"]),
+         f"{what}: the PDF frame page is sandboxed and framed by the app alone", r.headers)
+    r = c.request("GET", "/")
+    t.ok(r.header_all("Content-Security-Policy") != [] and all("frame-ancestors 'none'" in v for v in
+         r.header_all("Content-Security-Policy")) and r.header("X-Frame-Options") == "DENY",
+         f"{what}: the app itself still refuses every frame", r.headers)
+
+
 def wait_for(pred, timeout, interval=0.25):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -359,6 +377,7 @@ class Suite:
         t.ok(r.status == 200 and b"<html" in r.body.lower(), "the app's index is served")
         t.ok("frame-ancestors 'none'" in (r.header("Content-Security-Policy") or ""),
              "the app is served with a CSP", r.headers)
+        frame_page(t, c, "static files")
 
     def upstream_down(self):
         t = self.t

@@ -18,7 +18,7 @@ test("what does not fit leaves room for More", () => {
   assert.equal(fitCount([50, 50, 50, 50], 150, 40, 4), 2);
 });
 
-test("previews: raster images, text as text, PDF a download, nothing active", () => {
+test("previews: raster images, text as text, PDF pages, nothing active", () => {
   for (const t of ["image/png", "IMAGE/JPEG", "image/gif; name=x", "image/webp"]) assert.equal(previewKind(t), "image", t);
   for (const t of ["image/svg+xml", "text/html", "text/xml", "application/xhtml+xml", "application/javascript", "", undefined])
     assert.equal(previewKind(t) === "image" || previewKind(t) === "text" ? previewKind(t) : null, null, String(t));

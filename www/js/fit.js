@@ -23,8 +23,8 @@ export const TEXT_PREVIEW_MAX = 256 * 1024;
 
 // What a preview of the attachment can be: "image" (a thumbnail and the
 // viewer, from /api/blob inline), "text" (its first TEXT_PREVIEW_MAX
-// bytes shown as text, never rendered), "pdf" (offered as a download),
-// or null.
+// bytes shown as text, never rendered), "pdf" (its pages drawn by
+// pdf.js in a sandboxed frame, views/viewer.js), or null.
 export function previewKind(type) {
   const base = String(type || "").split(";")[0].trim().toLowerCase();
   if (IMAGES.has(base)) return "image";

@@ -164,15 +164,22 @@ export async function loadThread(threadId) {
   return (list.length ? list : r.g.list).sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
 }
 
-// The first max bytes of a blob as text ({text, cut}: cut when there was
-// more), fetched from /api/blob (a Range, so a large one is not read
-// whole). For show original and the preview of a text attachment.
-export async function blobText(blobId, name, type, max) {
+// The first max bytes of a blob ({buf, cut}: an ArrayBuffer of at most
+// max bytes, cut when there was more), fetched from /api/blob (a Range,
+// so a large one is not read whole). For the PDF preview.
+export async function blobBytes(blobId, name, type, max) {
   const r = await fetch(blobUrl(acc(), blobId, name, type), { headers: { Range: `bytes=0-${max - 1}` }, credentials: "same-origin" });
   if (!r.ok) throw new Error(`${r.status}`);
   const buf = await r.arrayBuffer();
   const whole = Number((r.headers.get("Content-Range") || "").split("/")[1]) || buf.byteLength;
-  return { text: new TextDecoder("utf-8").decode(buf.slice(0, max)), cut: whole > max || buf.byteLength > max };
+  return { buf: buf.byteLength > max ? buf.slice(0, max) : buf, cut: whole > max || buf.byteLength > max };
+}
+
+// The same as text ({text, cut}). For show original and the preview of a
+// text attachment.
+export async function blobText(blobId, name, type, max) {
+  const { buf, cut } = await blobBytes(blobId, name, type, max);
+  return { text: new TextDecoder("utf-8").decode(buf), cut };
 }
 
 // The text of some of an Email's body parts (their values as loadThread

@@ -150,21 +150,22 @@ function attachment(e, a, images) {
   const url = blobUrl(state.accountId, a.blobId, a.name || "attachment", a.type);
   const download = h("a.download", { href: url, download: a.name || "" },
     icon("download"), h("span.sr-only", {}, t("reader.download", { name })));
-  const label = [h("span.name", {}, name), " ", h("span.size", {}, size(a.size))];
-  let main;
+  // A preview button holds the name alone, so that its accessible name
+  // ("Preview …") contains all it shows (axe: label-content-name-mismatch);
+  // the kind and the size stand beside it.
+  const meta = (badge) => h("span.meta", {}, badge ? h("span.badge", {}, badge) : null, h("span.size", {}, size(a.size)));
+  const preview = (show, ...lead) => h("button.att-open", { type: "button", "aria-label": t("reader.preview", { name }),
+    onclick: () => viewer().then(show) }, ...lead, h("span.name", {}, name));
   if (kind === "image") {
-    main = h("button.att-open", { type: "button", "aria-label": t("reader.preview", { name }),
-      onclick: () => viewer().then((v) => v.showImage(images, images.indexOf(a))) },
-    h("img.thumb", { src: blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true), alt: "", loading: "lazy" }), ...label);
-  } else if (kind === "text") {
-    main = h("button.att-open", { type: "button", "aria-label": t("reader.preview", { name }),
-      onclick: () => viewer().then((v) => v.showText(a)) }, icon("file"), ...label);
-  } else {
-    // PDF and anything else: a download (docs/DECISIONS.md, issue 17).
-    return h("li", {}, h("a.att-open", { href: url, download: a.name || "" }, icon("file"),
-      kind === "pdf" ? h("span.badge", {}, "PDF") : null, ...label));
+    return h("li", {}, preview((v) => v.showImage(images, images.indexOf(a)),
+      h("img.thumb", { src: blobUrl(state.accountId, a.blobId, a.name || "image", a.type, true), alt: "", loading: "lazy" })),
+    meta(), download);
   }
-  return h("li", {}, main, download);
+  if (kind === "text") return h("li", {}, preview((v) => v.showText(a), icon("file")), meta(), download);
+  if (kind === "pdf") return h("li", {}, preview((v) => v.showPdf(a), icon("file")), meta("PDF"), download);
+  // Anything else: a download.
+  return h("li", {}, h("a.att-open", { href: url, download: a.name || "" }, icon("file"),
+    h("span.name", {}, name), " ", h("span.size", {}, size(a.size))));
 }
 
 function actions(e, opts) {
