@@ -11,6 +11,9 @@
 
 #include "log.h"
 
+/* The table is shared across processes: only lock-free atomics work there. */
+_Static_assert(__atomic_always_lock_free(sizeof(int64_t), 0), "lock-free 64-bit atomics");
+
 /* A write goes ahead once the socket has room for libfcgi's buffer
  * (8 KiB) with its kernel overhead. */
 #define SEAT_ROOM (32 * 1024)
@@ -20,6 +23,7 @@
 static struct seat *seats;       /* shared by the pool; NULL outside one */
 static int n_seats;
 static int my_seat = -1;
+static int listen_fd = -1;
 
 int seat_open(int n)
 {
@@ -47,6 +51,20 @@ void seat_free(int i)
 		__atomic_store_n(&seats[i].stalled_ms, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&seats[i].client, 0, __ATOMIC_SEQ_CST);
 	}
+}
+
+void seat_listen(int fd)
+{
+	listen_fd = fd;
+}
+
+/* A request waits in the listening socket's queue: every process is
+ * busy, else one would have taken it. */
+static int someone_waits(void)
+{
+	struct pollfd p = { listen_fd, POLLIN, 0 };
+
+	return listen_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 static int in_pool(void)
@@ -91,15 +109,16 @@ int seat_refuses(const struct seat *all, int n, int mine, uint64_t me,
 	if (!others_busy(all, n, mine))
 		return 0;
 	for (i = 0; i < n; i++)
-		if (i != mine && all[i].client == me && all[i].stalled_ms != 0 &&
-		    now_ms - all[i].stalled_ms >= SEAT_STALL_MS)
+		if (i != mine && all[i].client == me && (all[i].stalled_ms == SEAT_YIELDED ||
+		    (all[i].stalled_ms > 0 && now_ms - all[i].stalled_ms >= SEAT_STALL_MS)))
 			return 1;
 	return 0;
 }
 
 /* Of a client's stalled answers the latest to stall yields first (the
- * higher seat on a tie), one at a time: the process it frees then turns
- * the client's queued requests away (seat_refuses) while the others stay
+ * higher seat on a tie), and none while another of its seats has yielded
+ * and not yet left: one at a time, so that the process it frees turns the
+ * client's queued requests away (seat_refuses) while the others stay
  * stalled, rather than all of them yielding to serve the client again. */
 int seat_yields(const struct seat *all, int n, int mine)
 {
@@ -112,7 +131,7 @@ int seat_yields(const struct seat *all, int n, int mine)
 		if (i == mine || all[i].client != me->client)
 			continue;
 		holds = 1;
-		if (all[i].stalled_ms > me->stalled_ms ||
+		if (all[i].stalled_ms == SEAT_YIELDED || all[i].stalled_ms > me->stalled_ms ||
 		    (all[i].stalled_ms == me->stalled_ms && i > mine))
 			return 0;
 	}
@@ -147,7 +166,7 @@ int seat_take(const char *client)
 		return 0;
 	__atomic_store_n(&seats[my_seat].client, me, __ATOMIC_SEQ_CST);
 	snapshot(all);
-	return seat_refuses(all, n_seats, my_seat, me, now_ms()) ? -1 : 0;
+	return seat_refuses(all, n_seats, my_seat, me, now_ms()) && someone_waits() ? -1 : 0;
 }
 
 void seat_leave(void)
@@ -195,7 +214,7 @@ static void log_given_up(const char *why)
 static int give_up(int fd, const char *why)
 {
 	log_given_up(why);
-	set_stalled(0);
+	set_stalled(SEAT_YIELDED);
 	shutdown(fd, SHUT_RDWR);
 	return -1;
 }
@@ -225,7 +244,7 @@ int seat_wait_writable(int fd, long idle_ms)
 		if (now - since < SEAT_STALL_MS)
 			continue;
 		snapshot(all);
-		if (seat_yields(all, n_seats, my_seat))
+		if (seat_yields(all, n_seats, my_seat) && someone_waits())
 			return give_up(fd, "its client holds another process of a full pool");
 	}
 	set_stalled(0);

@@ -6,13 +6,15 @@
  * deadline (30 s) once Apache has taken 4 MiB of it, and one address may
  * have 50 connections (mod_qos) against a pool of 4. A stalled answer is
  * one whose connection to the web server took nothing for SEAT_STALL_MS.
- * In a pool that is full:
+ * Only while the pool is full and a request waits for a process:
  *   - a process whose answer is stalled, while its client holds another
  *     process, gives the answer up (seat_wait_writable), one at a time;
  *   - the last free process is not given to a client that holds a
  *     stalled one (seat_take: a 429).
- * A burst of answers that are read (a mail's inline images, ten
- * sign-ins) never stalls, so never meets either rule. Outside a pool
+ * A slow reader also looks stalled at times (Apache stops taking the
+ * answer while it writes its 4 MiB out to the client), so neither rule
+ * acts unless someone waits: then one client's second process gives way
+ * rather than another person waiting up to 30 s. Outside a pool
  * (lighttpd's max-procs, CGI) there is no table and no rule. */
 #ifndef POSTERN_SEAT_H
 #define POSTERN_SEAT_H
@@ -27,9 +29,11 @@
 
 struct seat {
 	uint64_t client;         /* 0 free, SEAT_BUSY before the client is known */
-	int64_t stalled_ms;      /* since when its answer took nothing, or 0 */
+	int64_t stalled_ms;      /* since when its answer took nothing, 0, or
+	                          * SEAT_YIELDED */
 };
 #define SEAT_BUSY 1
+#define SEAT_YIELDED (-1)    /* the answer was given up; the seat is not yet left */
 
 /* In the pool's parent, before the children start: a table of n seats
  * (1 to SEAT_MAX). 0, or -1 (then no rule ever applies). */
@@ -38,12 +42,15 @@ int seat_open(int n);
  * (its process ended). */
 void seat_mine(int i);
 void seat_free(int i);
+/* In a child: the pool's listening socket, whose queue tells whether a
+ * request waits for a process. */
+void seat_listen(int fd);
 
 /* A request was accepted: the process is busy (its body counts too). */
 void seat_busy(void);
 /* The request's client (its client_net) is known: 0, or -1 when this is
- * the pool's last free process and client holds a stalled one (refuse
- * it). Outside a pool always 0. */
+ * the pool's last free process, client holds a stalled one and another
+ * request waits (refuse it). Outside a pool always 0. */
 int seat_take(const char *client);
 /* The answer is written to its end (after FCGX_Finish_r): free. */
 void seat_leave(void);
@@ -55,7 +62,8 @@ void seat_leave(void);
 int seat_wait_writable(int fd, long idle_ms);
 
 /* The rules, for the unit test, on a copy of the n seats: whether mine
- * is refused to client me, or (stalled) yields. */
+ * is refused to client me, or (stalled) yields; the callers also ask
+ * that a request waits. */
 int seat_refuses(const struct seat *all, int n, int mine, uint64_t me,
     int64_t now_ms);
 int seat_yields(const struct seat *all, int n, int mine);

@@ -277,6 +277,10 @@ static int fcgx_write(void *ctx, const char *p, int n)
 	int k;
 
 	while (n > 0) {
+		/* A stream libfcgi closed keeps its buffer full and flushes as
+		 * a no-op: stop here. */
+		if (rq->out->isClosed || FCGX_GetError(rq->out))
+			return -1;
 		if ((k = (int)(rq->out->stop - rq->out->wrNext)) <= 0) {
 			if (seat_wait_writable(rq->ipcFd, REQ_SEND_IDLE * 1000L) == -1 ||
 			    FCGX_FFlush(rq->out) == -1)
@@ -457,6 +461,7 @@ static int serve_fcgi(struct app *a, const struct route *routes, int fd)
 		return 1;
 	}
 	io.ctx = &rq;
+	seat_listen(fd);
 	while (FCGX_Accept_r(&rq) >= 0) {
 		seat_busy();
 		serve_one(a, &io, fcgx_timeouts, routes, NULL);

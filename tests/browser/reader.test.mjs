@@ -363,6 +363,23 @@ test("a hostile PDF: its JavaScript does not run and its links go nowhere", asyn
   await page.context().close();
 });
 
+test("a PDF frame that navigates itself away is removed: what it shows then is not ours", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await mailWith(page, "Quarterly moved", [{ name: "moved.pdf", type: "application/pdf", body: makePdf(["Moved"]) }]);
+  await openThread(page, "subject:moved", "Quarterly moved");
+  await page.getByRole("button", { name: "Preview moved.pdf" }).click();
+  const dlg = page.getByRole("dialog", { name: "moved.pdf" });
+  await until(async () => (await dlg.getByRole("status").textContent()) === "1 page", "the page count");
+  // As a subverted pdf.js could: the frame loads another page.
+  const frame = await (await dlg.getByTitle("Pages of moved.pdf").elementHandle()).contentFrame();
+  await frame.evaluate(() => { location.href = "/api/health"; });
+  await until(async () => /could not be shown/.test(await dlg.textContent()), "the failure said");
+  assert(await dlg.getByTitle("Pages of moved.pdf").count() === 0, "the frame is gone");
+  await dlg.getByRole("button", { name: "Close" }).click();
+  await page.context().close();
+});
+
 test("a PDF that pdf.js cannot read says so and offers the download", async () => {
   const page = await newPage();
   await signIn(page, "alice");

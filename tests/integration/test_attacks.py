@@ -467,6 +467,68 @@ def burst(t, url, m, label, n=8):
          f"{label}: {n} downloads read at once from one address: none refused", out)
 
 
+def slow_reader(port, path, cookie, rate, out, i):
+    """Reads one answer at rate bytes/s, as a slow link does, from alice's
+    address: out[i] gets the status and the body's length, or what went
+    wrong."""
+    s = socket.socket()
+    # A phone's window, not loopback's megabytes: Apache must wait on it.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.settimeout(CLIENT_TIMEOUT)
+    s.connect(("127.0.0.1", port))
+    got, chunk = b"", max(1, rate // 10)
+    try:
+        # HTTP/1.0: the body as it is, to the connection's end.
+        s.sendall(head("GET", path, cookie).replace(b"HTTP/1.1", b"HTTP/1.0"))
+        while True:
+            d = s.recv(chunk)
+            if not d:
+                break
+            got += d
+            time.sleep(0.1)
+        hd, _, body = got.partition(b"\r\n\r\n")
+        out[i] = f"{hd.split(b' ')[1].decode()} {len(body)}"
+    except OSError as e:
+        out[i] = repr(e)
+    finally:
+        s.close()
+
+
+def slow_pair(t, s, v, m, label):
+    """A full pool nobody else waits for: two other addresses hold a
+    process each with an answer they never read (one each: no rule can
+    take those), and alice reads two 12 MiB downloads at 1 MiB/s (Apache
+    stops taking them for seconds at a time while it writes its 4 MiB
+    out, so they look stalled). Both of hers arrive whole: nothing is
+    given up while no request waits."""
+    size = 12 << 20
+    r = v.c.request("POST", f"/api/upload/{v.account}", os.urandom(size),
+                    headers={"Content-Type": "application/octet-stream"})
+    blob = r.json()["blobId"]
+    out, held = [None, None], []
+    try:
+        for addr in ("127.0.0.3", "127.0.0.4"):
+            h = socket.socket()
+            h.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            h.bind((addr, 0))
+            h.connect(("127.0.0.1", s.port))
+            h.sendall(head("GET", f"/api/blob/{m.account}/{m.big}/big.bin", m.c.cookie))
+            held.append(h)
+        time.sleep(SETTLE)
+        readers = [threading.Thread(target=slow_reader, args=(
+            s.port, f"/api/blob/{v.account}/{blob}/twelve.bin", v.c.cookie, 1 << 20, out, i))
+            for i in range(2)]
+        for th in readers:
+            th.start()
+        for th in readers:
+            th.join(CLIENT_TIMEOUT + 10)
+    finally:
+        for h in held:
+            h.close()
+    t.ok(out == [f"200 {size}"] * 2, f"{label}: two downloads read slowly in a full pool "
+         "nobody waits for: both whole", out)
+
+
 class Mallory:
     def __init__(self, url):
         self.c = Client(url, timeout=CLIENT_TIMEOUT)
@@ -488,6 +550,7 @@ def attacks(t, s, faulty, label, cap):
     v.check(t, f"{label}, no attack")
     if cap >= 8:    # where the cap is not the defence (proxy_fcgi)
         burst(t, s.url, m, label)
+        slow_pair(t, s, v, m, label)
     login = head("POST", "/api/auth/login", length=16000, ctype="application/json")
     with Attack(CONNS, trickle(port, login, 16000)):
         v.check(t, f"{label}, slow sign-in bodies")

@@ -1,16 +1,19 @@
-/* seat: in a full pool, a client's stalled answer is given up while it
- * holds another process, and the last free process is not given to a
- * client with a stalled one; bursts that are read meet neither rule. */
+/* seat: in a full pool with a request waiting, a client's stalled answer
+ * is given up while it holds another process, one at a time, and the
+ * last free process is not given to a client with a stalled one; bursts
+ * that are read meet neither rule, and nothing acts while nobody waits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@ static void the_refusal(void **state)
 	struct seat a_stalled_full[4] = { { a, old }, { b, 0 }, { b, 0 }, { 0, 0 } };
 	struct seat a_reading_full[4] = { { a, 0 }, { a, fresh }, { b, 0 }, { 0, 0 } };
 	struct seat b_stalls_full[4] = { { a, 0 }, { SEAT_BUSY, 0 }, { b, old }, { 0, 0 } };
+	struct seat a_yielded_full[4] = { { a, SEAT_YIELDED }, { b, 0 }, { b, 0 }, { 0, 0 } };
 	struct seat one[1] = { { 0, 0 } };
 
 	(void)state;
@@ -42,6 +46,7 @@ static void the_refusal(void **state)
 	assert_false(seat_refuses(a_stalled_full, 4, 3, b, now));      /* b's answers are read */
 	assert_false(seat_refuses(a_reading_full, 4, 3, a, now));      /* a burst that is read */
 	assert_false(seat_refuses(b_stalls_full, 4, 3, a, now));       /* b stalls, not a */
+	assert_true(seat_refuses(a_yielded_full, 4, 3, a, now));       /* a's is going */
 }
 
 static void the_yield(void **state)
@@ -62,6 +67,10 @@ static void the_yield(void **state)
 	assert_false(seat_yields(a_all, 4, 1));
 	assert_false(seat_yields(a_all, 4, 0));
 	assert_false(seat_yields(a_all, 4, 2));
+	/* Seat 3 gave up and has not left yet: no other yields meanwhile. */
+	a_all[3].stalled_ms = SEAT_YIELDED;
+	assert_false(seat_yields(a_all, 4, 1));
+	assert_false(seat_yields(a_all, 4, 0));
 	a_all[3].client = 0;
 	assert_false(seat_yields(a_all, 4, 1));
 }
@@ -92,11 +101,37 @@ static void fill(int fd)
 	fcntl(fd, F_SETFL, fl);
 }
 
+/* A listening socket with a connection waiting in its queue (c, never
+ * accepted), as a pool's socket is while all its processes are busy; the
+ * seats told of it. -1 for the listener when set is 0: nobody waits. */
+static void queue(int set, int *lfd, int *c)
+{
+	struct sockaddr_un sa = { AF_UNIX, "" };
+
+	*lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(*lfd >= 0);
+	/* An abstract name: nothing on disk. */
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "postern-test-seat-%d", (int)getpid());
+	assert_int_equal(bind(*lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(*lfd, 4), 0);
+	*c = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (set)
+		assert_int_equal(connect(*c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	seat_listen(*lfd);
+}
+
+static void unqueue(int lfd, int c)
+{
+	seat_listen(-1);
+	close(c);
+	close(lfd);
+}
+
 /* A pool of four played by this process moving between the seats of the
  * shared table (seat_open before any fork, as pool_run does). */
 static void pool_of_four(void **state)
 {
-	int i, sv[2];
+	int i, sv[2], lfd, c;
 
 	(void)state;
 	assert_int_equal(seat_open(4), 0);
@@ -124,11 +159,26 @@ static void pool_of_four(void **state)
 	seat_busy();
 	assert_int_equal(seat_take(B), 0);           /* now full: 3 × A, B */
 	seat_mine(0);
-	/* Full, and A holds two more: given up long before the deadline,
+	/* Full, A holds two more, but nobody waits: the deadline again. */
+	assert_int_equal(seat_wait_writable(sv[0], SEAT_STALL_MS * 2), -1);
+	close(sv[0]);
+	close(sv[1]);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fill(sv[0]);
+	/* And with a request waiting: given up long before the deadline,
 	 * and the connection is shut down (nothing else waits on it). */
+	queue(1, &lfd, &c);
 	assert_int_equal(seat_wait_writable(sv[0], 3600 * 1000L), -1);
 	assert_int_equal(write(sv[0], "x", 1), -1);
 	assert_int_equal(errno, EPIPE);
+	/* Seat 0 gave up: A is refused the last free process (seat 3 left)
+	 * while someone waits, and served when nobody does. */
+	seat_mine(3);
+	seat_leave();
+	assert_int_equal(seat_take(A), -1);
+	seat_leave();
+	unqueue(lfd, c);
+	assert_int_equal(seat_take(A), 0);
 	close(sv[0]);
 	close(sv[1]);
 	for (i = 0; i < 4; i++)
@@ -139,10 +189,11 @@ static void pool_of_four(void **state)
 static void a_slow_reader_is_waited_for(void **state)
 {
 	char buf[65536];
-	int sv[2], i;
+	int sv[2], i, lfd, c;
 	pid_t pid;
 
 	(void)state;
+	queue(1, &lfd, &c);                          /* someone waits throughout */
 	for (i = 1; i < 4; i++) {                    /* the pool is full of A */
 		seat_mine(i);
 		seat_busy();
@@ -164,6 +215,7 @@ static void a_slow_reader_is_waited_for(void **state)
 	seat_busy();
 	assert_int_equal(seat_take(A), 0);
 	assert_int_equal(seat_wait_writable(sv[0], 3600 * 1000L), 0);
+	unqueue(lfd, c);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	close(sv[0]);
@@ -175,7 +227,7 @@ static void a_slow_reader_is_waited_for(void **state)
 /* A child sees the parent's seats: the table is shared. */
 static void shared_across_fork(void **state)
 {
-	int status, i, sv[2];
+	int status, i, sv[2], lfd, c;
 	pid_t pid;
 
 	(void)state;
@@ -186,6 +238,7 @@ static void shared_across_fork(void **state)
 		seat_busy();
 		assert_int_equal(seat_take(A), 0);
 	}
+	queue(1, &lfd, &c);
 	if ((pid = fork()) == 0) {
 		/* Yields only if it sees the parent's three seats of A. */
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
@@ -197,6 +250,7 @@ static void shared_across_fork(void **state)
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unqueue(lfd, c);
 	for (i = 0; i < 4; i++)
 		seat_free(i);
 }

@@ -111,7 +111,13 @@ export async function showPdf(a) {
   addEventListener("message", onMessage);
   // pdfview.js posts "ready" before the frame's load event, a task away;
   // silent 3 s after load (a script refused or missing), it has failed.
-  frame.addEventListener("load", () => { if (!ready) timer = setTimeout(() => say(t("viewer.pdfFailed")), 3000); });
+  // A second load is the frame navigating itself (sandbox allow-scripts
+  // cannot forbid that): whatever it shows now is not ours, so it goes.
+  let loads = 0;
+  frame.addEventListener("load", () => {
+    if (++loads > 1) { stopNow(); frame.remove(); say(t("viewer.pdfFailed")); return; }
+    if (!ready) timer = setTimeout(() => say(t("viewer.pdfFailed")), 3000);
+  });
   stop = () => { removeEventListener("message", onMessage); clearTimeout(timer); done = true; };
   const mine = stop;
   body.append(frame);
