@@ -189,10 +189,7 @@ static void blob_finish(struct blob_x *x, int res)
 	}
 	if (x->done || res == UP_OK || r->client_gone)
 		return;
-	if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The mail server did not answer in time.");
-	else
-		req_error(r, 502, "upstream_error", "The mail server could not be reached.");
+	serve_upstream_failed(r, res);
 }
 
 /* --- upload ---------------------------------------------------------------- */
@@ -203,15 +200,10 @@ static void blob_finish(struct blob_x *x, int res)
 static size_t upload_read(char *p, size_t n, void *ctx)
 {
 	struct blob_x *x = ctx;
-	struct req *r = x->r;
-	long got = req_read(r, p, n);
+	long got = req_read_max(x->r, p, n, x->r->app->cfg.upload_max);
 
 	if (got < 0) {
-		x->fault = BF_CLIENT;
-		return (size_t)-1;
-	}
-	if (r->body_read > r->app->cfg.upload_max) {
-		x->fault = BF_TOO_LARGE;
+		x->fault = got == REQ_TOO_LARGE ? BF_TOO_LARGE : BF_CLIENT;
 		return (size_t)-1;
 	}
 	return (size_t)got;

@@ -29,6 +29,7 @@ static const struct cfg_key cfg_keys[] = {
 	{ "name", T_STR, O(name), 0, 0, NULL },
 	{ "upstream", T_URL, O(upstream), 0, 0, NULL },
 	{ "upstream_session_path", T_STR, O(upstream_session_path), 0, 0, NULL },
+	{ "carddav_path", T_STR, O(carddav_path), 0, 0, NULL },
 	{ "upstream_follow_advertised", T_BOOL, O(upstream_follow_advertised), 0, 0, NULL },
 	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL },
 	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL },
@@ -88,6 +89,9 @@ void cfg_defaults(struct cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->name = xstrdup("postern");
 	c->upstream_session_path = xstrdup("/.well-known/jmap");
+	/* Cyrus's and Stalwart's DAV trees (Stalwart's address books are
+	 * below /dav/card/). */
+	c->carddav_path = xstrdup("/dav/");
 	c->upstream_connect_timeout = 5;
 	c->upstream_timeout = 60;
 	c->login_timeout = 10;
@@ -376,6 +380,12 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen)
 	}
 	if (c->state_db == NULL || c->secret_file == NULL) {
 		snprintf(err, errlen, "state_db and secret_file must be set");
+		return -1;
+	}
+	if (strcmp(c->carddav_path, "off") && (c->carddav_path[0] != '/' ||
+	    c->carddav_path[strlen(c->carddav_path) - 1] != '/')) {
+		snprintf(err, errlen, "carddav_path is a path that begins and "
+		    "ends with / (or off)");
 		return -1;
 	}
 	return 0;

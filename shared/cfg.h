@@ -16,6 +16,7 @@ struct cfg {
 	char *name;                 /* shown on the sign-in page */
 	char *upstream;             /* JMAP server base URL, http(s)://host[:port] */
 	char *upstream_session_path;
+	char *carddav_path;         /* the DAV tree below upstream, or "off" */
 	int upstream_follow_advertised;
 	char *upstream_ca_file;     /* extra CA bundle for the upstream, or NULL */
 	long upstream_connect_timeout;  /* seconds */

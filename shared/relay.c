@@ -38,14 +38,10 @@ static size_t relay_read(char *p, size_t n, void *ctx)
 {
 	struct relay *x = ctx;
 	struct req *r = x->r;
-	long got = req_read(r, p, n);
+	long got = req_read_max(r, p, n, r->app->cfg.max_request);
 
 	if (got < 0) {
-		x->fault = RF_CLIENT;
-		return (size_t)-1;
-	}
-	if (r->body_read > r->app->cfg.max_request) {
-		x->fault = RF_TOO_LARGE;
+		x->fault = got == REQ_TOO_LARGE ? RF_TOO_LARGE : RF_CLIENT;
 		return (size_t)-1;
 	}
 	if (js_check_feed(&x->chk, p, (size_t)got) == -1) {
@@ -157,10 +153,8 @@ static void relay_finish(struct relay *x, int res)
 	case RF_NONE:
 		break;
 	}
-	if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The mail server did not answer in time.");
-	else if (res != UP_OK)
-		req_error(r, 502, "upstream_error", "The mail server could not be reached.");
+	if (res != UP_OK)
+		serve_upstream_failed(r, res);
 	else if (x->gz.on)
 		gz_write(&x->gz, r, "", 0, 1);
 }
@@ -216,9 +210,3 @@ void relay_handle(struct req *r)
 	gz_end(&x.gz);
 	js_check_free(&x.chk);
 }
-
-const struct route relay_routes[] = {
-	{ "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM,
-	    relay_handle },
-	{ NULL, NULL, 0, NULL }
-};

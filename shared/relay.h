@@ -6,8 +6,10 @@
 
 #include "serve.h"
 
-extern const struct route relay_routes[];
-
 void relay_handle(struct req *r);
+
+/* The route, for the responder that serves it (with the CardDAV relay). */
+#define RELAY_ROUTE { "POST", "/api/jmap", ROUTE_SESSION | ROUTE_BUDGET | \
+	ROUTE_UPSTREAM, relay_handle }
 
 #endif

@@ -335,6 +335,15 @@ long req_read(struct req *r, char *p, size_t n)
 	return got;
 }
 
+long req_read_max(struct req *r, char *p, size_t n, long long max)
+{
+	long got = req_read(r, p, n);
+
+	if (got >= 0 && r->body_read > max)
+		return REQ_TOO_LARGE;
+	return got;
+}
+
 int req_read_all(struct req *r, struct buf *b)
 {
 	char chunk[16384];

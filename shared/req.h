@@ -85,6 +85,11 @@ int req_accepts_gzip(const struct req *r);
 /* Reads up to n body bytes: the count, 0 at the end, -1 on error (the
  * body's deadline passed too). Never reads past CONTENT_LENGTH. */
 long req_read(struct req *r, char *p, size_t n);
+/* req_read for a body streamed on to the mail server: REQ_TOO_LARGE once
+ * more than max bytes came (a body without a declared length is stopped
+ * there, unfinished, so the server never takes it). */
+#define REQ_TOO_LARGE (-2)
+long req_read_max(struct req *r, char *p, size_t n, long long max);
 /* Reads the whole body into b: 0, -1 when it passes b->max, -2 on an I/O
  * error. */
 int req_read_all(struct req *r, struct buf *b);

@@ -251,6 +251,14 @@ void serve_store_failed(struct req *r)
 	    "or unavailable. Please try again in a moment.");
 }
 
+void serve_upstream_failed(struct req *r, int res)
+{
+	if (res == UP_TIMEOUT)
+		req_error(r, 504, "upstream_timeout", "The mail server did not answer in time.");
+	else
+		req_error(r, 502, "upstream_error", "The mail server could not be reached.");
+}
+
 void serve_clear_cookie(struct req *r)
 {
 	char v[160];

@@ -41,6 +41,10 @@ void serve_clear_cookie(struct req *r);
 /* The mail server refused r->sess's credentials: the session ends, the
  * cookie is cleared, 401 unauthenticated (the app signs in again). */
 void serve_session_refused(struct req *r);
+/* A call to the mail server that did not end with an answer (res, an
+ * enum up_result other than UP_OK): 504 upstream_timeout or 502
+ * upstream_error. */
+void serve_upstream_failed(struct req *r, int res);
 /* 503 service_unavailable with Retry-After: the state database is busy,
  * locked, read-only or full. A fault that clears, so the app retries. */
 void serve_store_failed(struct req *r);

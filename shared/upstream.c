@@ -104,6 +104,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
 	else if (header_is(line, n, "Content-Range", &off))
 		copy_value(s->head.content_range, sizeof(s->head.content_range),
 		    line + off, n - off);
+	else if (header_is(line, n, "ETag", &off))
+		copy_value(s->head.etag, sizeof(s->head.etag), line + off, n - off);
 	else if (header_is(line, n, "Location", &off))
 		copy_value(s->head.location, sizeof(s->head.location),
 		    line + off, n - off);
@@ -223,6 +225,13 @@ static int pin_setopts(CURL *h, struct up_call *c, struct up_state *s,
 	return bad ? -1 : 0;
 }
 
+/* A body goes with POST, and with another method when the call has one
+ * (CardDAV's PROPFIND, REPORT and PUT). */
+static int sends_body(const struct up_call *c)
+{
+	return !strcmp(c->method, "POST") || c->read || c->body;
+}
+
 /* The options that stay the same for calls of one shape; 0, or -1 when
  * libcurl refused one. */
 static int shape_setopts(struct upstream *up, struct up_call *c,
@@ -250,11 +259,13 @@ static int shape_setopts(struct upstream *up, struct up_call *c,
 	}
 	if (c->max_body)
 		SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body);
-	if (!strcmp(c->method, "POST")) {
+	if (sends_body(c)) {
 		SET(CURLOPT_POST, 1L);
 		if (c->read)
 			SET(CURLOPT_READFUNCTION, on_read);
 	}
+	if (strcmp(c->method, "GET") && strcmp(c->method, "POST"))
+		SET(CURLOPT_CUSTOMREQUEST, c->method);
 #undef SET
 	return bad ? -1 : 0;
 }
@@ -278,7 +289,7 @@ static int call_setopts(struct upstream *up, struct up_call *c,
 		SET(CURLOPT_USERNAME, c->user);
 		SET(CURLOPT_PASSWORD, c->pass);
 	}
-	if (!strcmp(c->method, "POST")) {
+	if (sends_body(c)) {
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
 		if (c->read)
 			SET(CURLOPT_READDATA, s);
@@ -296,6 +307,7 @@ static int plain_shape(const struct up_call *c)
 {
 	if (c->foreign || c->connect_to || c->on_socket || c->follow ||
 	    c->max_body || c->headers || !c->content_type ||
+	    (strcmp(c->method, "GET") && strcmp(c->method, "POST")) ||
 	    strlen(c->content_type) >= UP_TYPE_MAX)
 		return -1;
 	return (strcmp(c->method, "POST") ? 0 : 1) | (c->user ? 2 : 0) |

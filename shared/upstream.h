@@ -29,12 +29,15 @@ struct up_head {
 	char content_encoding[32];
 	char retry_after[32];
 	char content_range[96];
+	char etag[128];             /* "" when absent or too long */
 	char location[2048];        /* "" when absent or too long */
 	int challenged;             /* a WWW-Authenticate header came */
 };
 
 struct up_call {
-	const char *method;         /* "GET" or "POST" */
+	/* "GET", "POST", or another (CardDAV's), sent with a body when the
+	 * call has one. */
+	const char *method;
 	const char *url;
 	const char *user, *pass;    /* Basic auth, both or neither */
 	const char *content_type;   /* of the request body */

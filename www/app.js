@@ -112,8 +112,9 @@ async function enter(session) {
   live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
     config.features?.push !== false);
   document.body.dataset.ready = "1";
-  // After the first paint: the people to suggest.
+  // After the first paint: the people to suggest, the address book's first.
   contacts.start(state.accountId);
+  if (config.features?.contacts && config.carddavPath) contacts.loadBook(config.carddavPath);
 }
 
 function paintFolders() {

@@ -585,6 +585,38 @@ test("templates: a saved reply is kept with the account's settings and inserted 
   await page.context().close();
 });
 
+test("suggestions: a person of the address book on the mail server (CardDAV) comes first, with the book's name", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  // A card put into alice's address book in Cyrus, through postern's relay.
+  const card = "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:bo-bookman\r\nN:Bookman;Bo;;;\r\nFN:Bo Bookman\r\n" +
+    "EMAIL;TYPE=WORK:bo.bookman@example.test\r\nEND:VCARD\r\n";
+  const path = "/api/dav/addressbooks/user/alice@example.test/Default/bo-bookman.vcf";
+  const put = await page.request.fetch(stack.url + path, { method: "PUT", data: card,
+    headers: { "X-Postern-CSRF": "1", "Content-Type": "text/vcard; charset=utf-8" } });
+  assert([201, 204].includes(put.status()), `the card is in Cyrus: ${put.status()}`);
+  try {
+    // The book is read once per sign-in or reload, after the first paint.
+    await page.reload();
+    await until(() => page.evaluate(async () => (await import("/js/contacts.js")).suggest("bookman").length > 0),
+      "the address book read");
+    const f = await compose(page);
+    // "bo" also names Bob Baker, whom alice writes to: the book's person first.
+    await to(f).pressSequentially("bo");
+    const options = f.getByRole("listbox", { name: "Suggestions" }).getByRole("option");
+    await options.nth(1).waitFor();
+    assert(/^Bo Bookman\s+bo\.bookman@example\.test$/.test(await options.first().textContent()),
+      `first: ${await options.allTextContents()}`);
+    assert((await options.allTextContents()).some((o) => /Bob Baker/.test(o)), "the mail's people after it");
+    await to(f).press("Enter");
+    await chip(f, "Bo Bookman <bo.bookman@example.test>").waitFor();
+    await f.getByRole("button", { name: "Discard" }).click();
+  } finally {
+    await page.request.fetch(stack.url + path, { method: "DELETE", headers: { "X-Postern-CSRF": "1" } });
+    await page.context().close();
+  }
+});
+
 test("suggestions on a large account: key press to suggestions shown, and what collecting costs", async () => {
   const n = Number(process.env.BULK || 2000);
   const setup = await newPage();

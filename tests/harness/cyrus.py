@@ -241,7 +241,9 @@ def imapd_conf(tree, http_port, smtp_port):
         f"autocreate_inbox_folders: {folders}",
         f"autocreate_subscribe_folders: {folders}",
         *[f"xlist-{name.lower()}: {name}" for name in SPECIAL_FOLDERS],
-        "httpmodules: jmap",
+        # CardDAV beside JMAP (the address book, /api/dav/): JMAP is the
+        # same with it (upstreams.md).
+        "httpmodules: carddav jmap",
         "conversations: yes",
         "conversations_db: twoskip",
         # Any Email/query filter beyond inMailbox needs Xapian.
@@ -489,14 +491,25 @@ class Cyrus:
         socket accepts connections; fail fast if the master dies."""
         login = f"{PROBE_USER}@{self.domain}"
         last = ["nothing tried yet"]
+        has_mailbox = []
 
         def ready():
             if not self._master_running():
                 self._fail("Cyrus master exited during start-up "
                            f"(is port {self.http_port} taken?)")
             try:
+                # CardDAV makes a user's address book at the first HTTP
+                # request, and answers 500 for a user with no mailbox:
+                # an IMAP login makes the probe's first.
+                if not has_mailbox:
+                    imap = _UnixIMAP(self.imap_socket, 2)
+                    try:
+                        imap.login(login, PROBE_PASSWORD)
+                    finally:
+                        imap.logout()
+                    has_mailbox.append(1)
                 session = self.session(login, PROBE_PASSWORD, timeout=2)
-            except (OSError, CyrusError) as e:
+            except (OSError, CyrusError, imaplib.IMAP4.error) as e:
                 last[0] = str(e)
                 return False
             if "apiUrl" not in session:

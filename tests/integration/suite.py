@@ -190,6 +190,18 @@ class Suite:
              r.header("Content-Range") == f"bytes 10-19/{len(body)}",
              "Range: one plain range is 206 with its Content-Range", f"{r.status} {r.header('Content-Range')}")
 
+    def address_book(self):
+        """The address book's CardDAV reaches the mail server in every
+        configuration (test_dav.py has the rest)."""
+        t, c = self.t, self.signed_in(ALICE)
+        body = (b'<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:">'
+                b"<d:prop><d:current-user-principal/></d:prop></d:propfind>")
+        r = c.request("PROPFIND", "/api/dav/", body,
+                      headers={"Content-Type": "application/xml", "Depth": "0"})
+        t.ok(r.status == 207 and b"principals" in r.body,
+             "the address book's CardDAV is relayed (PROPFIND /api/dav/: 207)",
+             f"{r.status} {r.body[:200]!r}")
+
     def submission(self, c, drafts):
         t = self.t
         bob = self.signed_in(BOB)
@@ -395,7 +407,7 @@ class Suite:
              "the message says it is not the password", r)
 
     def run(self):
-        for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "ranges", "bad_requests",
+        for name in ("config_health", "sign_in", "bad_sign_in", "jmap_calls", "ranges", "address_book", "bad_requests",
                      "relay_body_sizes", "budget", "sessions", "settings", "expiry",
                      "login_rate_limit", "no_clear_secrets",
                      "upstream_down"):

@@ -1,8 +1,9 @@
 // contacts.js: the people suggested while typing an address. Sources: the
 // user's own mail, collected in the background and kept per account in
-// IndexedDB, and any address book added with addSource() (ranked first;
-// issue 14's CardDAV is to be one). The ranking is suggest.js's; the
-// JMAP reads are the store's.
+// IndexedDB, and the address book on the mail server (CardDAV, read once
+// per sign-in or reload by loadBook, after the first paint; ranked first),
+// or any other source added with addSource(). The ranking is suggest.js's;
+// the JMAP and CardDAV reads are the store's.
 //
 // The first collection reads the newest FIRST_SENT mails of Sent (whom
 // the user wrote to: To, Cc, Bcc) and then, folder by folder (the Inbox
@@ -32,6 +33,8 @@ let merged = null;
 let running = null;
 let saveTimer = null;
 const sources = [];
+let book = [];
+const bookSource = { book: true, contacts: () => book };
 // What collecting cost, for the figures: the first collection and each
 // update after it (requests, bytes of JSON received, milliseconds).
 export const stats = { first: null, updates: [], contacts: 0 };
@@ -198,6 +201,7 @@ export const refresh = () => run(gen);
 export async function forget() {
   const acc = account;
   gen++;
+  book = [];
   account = null;
   mail = new Map();
   meta = null;
@@ -215,6 +219,22 @@ export function noteSent(message, emailId) {
   if (emailId) meta.noted = [...meta.noted, emailId].slice(-100);
   merged = null;
   saveSoon();
+}
+
+// The people of the user's address books (root: /api/config's
+// carddavPath), read in the background; they rank first. A book that
+// cannot be read leaves the suggestions to the mail's people.
+export function loadBook(root) {
+  const my = gen;
+  idle(async () => {
+    try {
+      const list = await store.addressBookPeople(root);
+      if (my !== gen) return;
+      book = list;
+      if (!sources.includes(bookSource)) sources.push(bookSource);
+      changed();
+    } catch (e) { console.warn("address book", e); }
+  });
 }
 
 // Another source of people, e.g. an address book: {book: true,

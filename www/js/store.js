@@ -6,6 +6,7 @@ import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
 import { blobUrl } from "./api.js";
 import { batches, inverse, missing, rowIds } from "./bulk.js";
+import { people, apiPath } from "./vcard.js";
 
 const listeners = new Map();
 export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
@@ -577,4 +578,50 @@ export async function createdSince(sinceState, properties, maxChanges = 1000) {
     ["Email/get", { accountId: acc(), "#ids": ref("c", "Email/changes", "/created"), properties }, "g"]]);
   if (r.c instanceof Error) throw r.c;
   return { list: r.g instanceof Error ? [] : r.g.list, newState: r.c.newState, more: r.c.hasMoreChanges };
+}
+
+// -- the address book: CardDAV through /api/dav/ (contacts.js) -------------------
+
+const DAV = "DAV:";
+const CARD = "urn:ietf:params:xml:ns:carddav";
+const propfind = (props) => `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:c="${CARD}"><d:prop>${props}</d:prop></d:propfind>`;
+// Only the name and the addresses of each card (the server leaves the rest out).
+const CARDS_QUERY = `<?xml version="1.0" encoding="utf-8"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="${CARD}"><d:prop><c:address-data><c:prop name="FN"/><c:prop name="EMAIL"/></c:address-data></d:prop></c:addressbook-query>`;
+
+// A CardDAV call that answers 207: the multistatus as a document.
+async function dav(method, path, body, depth) {
+  const r = await fetch(path, { method, credentials: "same-origin", body,
+    headers: { "X-Postern-CSRF": "1", "Content-Type": "application/xml; charset=utf-8", Depth: depth } });
+  if (r.status !== 207) throw new Error(`CardDAV ${method}: ${r.status}`);
+  return new DOMParser().parseFromString(await r.text(), "application/xml");
+}
+
+// The DAV:response elements of a multistatus, each as {href, has(ns, name), text(ns, name)}.
+function responses(doc) {
+  return [...doc.getElementsByTagNameNS(DAV, "response")].map((r) => ({
+    href: r.getElementsByTagNameNS(DAV, "href")[0]?.textContent || "",
+    has: (ns, name) => r.getElementsByTagNameNS(ns, name).length > 0,
+    text: (ns, name) => [...r.getElementsByTagNameNS(ns, name)].map((e) => e.textContent),
+  }));
+}
+// The href inside the property (ns, name) of the first response.
+const hrefIn = (doc, ns, name) => doc.getElementsByTagNameNS(ns, name)[0]?.getElementsByTagNameNS(DAV, "href")[0]?.textContent;
+
+// Every person ({email, name}) in the user's address books, found as a
+// CardDAV client finds them: principal, address book home, the books in
+// it, one addressbook-query each. root: /api/config's carddavPath.
+export async function addressBookPeople(root) {
+  const principal = apiPath(hrefIn(await dav("PROPFIND", "/api/dav/", propfind("<d:current-user-principal/>"), "0"),
+    DAV, "current-user-principal"), root);
+  if (!principal) return [];
+  const home = apiPath(hrefIn(await dav("PROPFIND", principal, propfind("<c:addressbook-home-set/>"), "0"),
+    CARD, "addressbook-home-set"), root);
+  if (!home) return [];
+  const books = responses(await dav("PROPFIND", home, propfind("<d:resourcetype/>"), "1"))
+    .filter((r) => r.has(CARD, "addressbook")).map((r) => apiPath(r.href, root)).filter(Boolean);
+  const found = [];
+  for (const book of books) {
+    for (const r of responses(await dav("REPORT", book, CARDS_QUERY, "1"))) found.push(...people(r.text(CARD, "address-data").join("\n")));
+  }
+  return found;
 }

@@ -1,0 +1,283 @@
+#include "dav.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "sess.h"
+#include "upstream.h"
+
+/* A header value passed on (an ETag list, a vCard Accept) is at most
+ * this long: CardDAV's are a few dozen bytes. */
+#define DAV_VALUE_MAX 200
+
+enum dav_fault {
+	DF_NONE,
+	DF_TOO_LARGE,      /* the body passed max_request */
+	DF_CLIENT,         /* reading the browser's body failed */
+	DF_UNAUTHORIZED,   /* the server refused the session's credentials */
+	DF_REFUSED,        /* it answered 4xx */
+	DF_BAD_UPSTREAM    /* 1xx, 3xx, 5xx, or a type or encoding not ours */
+};
+
+struct dav {
+	struct req *r;
+	enum dav_fault fault;
+	long status;
+};
+
+static int hex(char c)
+{
+	return isxdigit((unsigned char)c);
+}
+
+/* A %XX that stands for '.', '/', '\' or NUL could step out of the tree
+ * once the server decodes it. */
+static int escape_ok(const char *p)
+{
+	if (!hex(p[1]) || !hex(p[2]))
+		return 0;
+	return strncasecmp(p, "%2e", 3) && strncasecmp(p, "%2f", 3) &&
+	    strncasecmp(p, "%5c", 3) && strncmp(p, "%00", 3);
+}
+
+/* RFC 3986 pchar and '/', nothing else. */
+static int char_ok(char c)
+{
+	return isalnum((unsigned char)c) || strchr("-._~!$&'()*+,;=:@/", c) != NULL;
+}
+
+int dav_path_ok(const char *rest)
+{
+	const char *p, *seg = rest;
+	size_t n;
+
+	for (p = rest;; p++) {
+		if (*p == '/' || *p == '\0') {
+			n = (size_t)(p - seg);
+			if ((n == 0 && *p == '/') || (n == 1 && seg[0] == '.') ||
+			    (n == 2 && seg[0] == '.' && seg[1] == '.'))
+				return -1;
+			if (*p == '\0')
+				return 0;
+			seg = p + 1;
+		} else if (*p == '%') {
+			if (!escape_ok(p))
+				return -1;
+			p += 2;
+		} else if (!char_ok(*p))
+			return -1;
+	}
+}
+
+int dav_type_ok(const char *type)
+{
+	static const char *const ok[] = { "application/xml", "text/xml", "text/vcard" };
+	size_t i, n = strcspn(type, ";");
+
+	while (n && isspace((unsigned char)type[n - 1]))
+		n--;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (n == strlen(ok[i]) && !strncasecmp(type, ok[i], n))
+			return 1;
+	return 0;
+}
+
+static int value_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > DAV_VALUE_MAX)
+		return 0;
+	for (; *v; v++)
+		if (*v < 0x20 || *v > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The request headers CardDAV needs, as "Name: value" in lines[], listed
+ * in list[] (NULL-terminated): 0, or -1 with the 400 sent. */
+static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
+    const char **list)
+{
+	static const struct { const char *param, *name; } pass[] = {
+		{ "HTTP_IF_MATCH", "If-Match" },
+		{ "HTTP_IF_NONE_MATCH", "If-None-Match" },
+		{ "HTTP_ACCEPT", "Accept" },
+	};
+	const char *depth = req_param(r, "HTTP_DEPTH"), *v;
+	size_t i;
+	int k = 0;
+
+	if (depth && strcmp(depth, "0") && strcmp(depth, "1")) {
+		req_error(r, 400, "bad_request", "Depth is 0 or 1.");
+		return -1;
+	}
+	if (depth) {
+		snprintf(lines[k], DAV_VALUE_MAX + 32, "Depth: %s", depth);
+		list[k] = lines[k];
+		k++;
+	}
+	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++) {
+		if ((v = req_param(r, pass[i].param)) == NULL || !value_ok(v))
+			continue;
+		/* Only a vCard version is asked for; the rest is libcurl's. */
+		if (!strcmp(pass[i].name, "Accept") && strncasecmp(v, "text/vcard", 10))
+			continue;
+		snprintf(lines[k], DAV_VALUE_MAX + 32, "%s: %s", pass[i].name, v);
+		list[k] = lines[k];
+		k++;
+	}
+	list[k] = NULL;
+	return 0;
+}
+
+static size_t dav_read(char *p, size_t n, void *ctx)
+{
+	struct dav *x = ctx;
+	long got = req_read_max(x->r, p, n, x->r->app->cfg.max_request);
+
+	if (got < 0) {
+		x->fault = got == REQ_TOO_LARGE ? DF_TOO_LARGE : DF_CLIENT;
+		return (size_t)-1;
+	}
+	return (size_t)got;
+}
+
+/* What of the answer reaches the browser: a 2xx of XML or vCard (or
+ * none), with its ETag. */
+static int dav_head(const struct up_head *h, void *ctx)
+{
+	struct dav *x = ctx;
+	struct req *r = x->r;
+
+	x->status = h->status;
+	if (h->status == 401) {
+		x->fault = DF_UNAUTHORIZED;
+		return -1;
+	}
+	if (h->status >= 400 && h->status < 500 && req_status_text((int)h->status)) {
+		x->fault = DF_REFUSED;
+		return -1;
+	}
+	if (h->status < 200 || h->status >= 300 || h->content_encoding[0] ||
+	    (h->content_type[0] && !dav_type_ok(h->content_type)) ||
+	    req_status_text((int)h->status) == NULL) {
+		x->fault = DF_BAD_UPSTREAM;
+		return -1;
+	}
+	sess_accepted(r->sess, r->now);
+	req_status(r, (int)h->status);
+	if (h->content_type[0])
+		req_header(r, "Content-Type", h->content_type);
+	if (h->etag[0] && value_ok(h->etag))
+		req_header(r, "ETag", h->etag);
+	return 0;
+}
+
+static int dav_body(const char *p, size_t n, void *ctx)
+{
+	return req_write(((struct dav *)ctx)->r, p, n);
+}
+
+static void dav_finish(struct dav *x, int res)
+{
+	struct req *r = x->r;
+	char msg[96];
+
+	switch (x->fault) {
+	case DF_TOO_LARGE:
+		req_error(r, 413, "too_large", "The request is too large.");
+		return;
+	case DF_CLIENT:
+		req_error(r, 400, "bad_request", "The request body could not be read.");
+		return;
+	case DF_UNAUTHORIZED:
+		serve_session_refused(r);
+		return;
+	case DF_REFUSED:
+		snprintf(msg, sizeof(msg), "The address book server refused the "
+		    "request (%ld).", x->status);
+		req_error(r, (int)x->status, "dav_refused", msg);
+		return;
+	case DF_BAD_UPSTREAM:
+		log_warn("dav: upstream answered %ld", x->status);
+		req_error(r, 502, "upstream_error", "The mail server answered with an error.");
+		return;
+	case DF_NONE:
+		break;
+	}
+	if (res != UP_OK)
+		serve_upstream_failed(r, res);
+}
+
+/* The request's own checks: 0, or -1 with the error sent. */
+static int dav_request_ok(struct req *r, const char *rest)
+{
+	const char *type = req_param(r, "CONTENT_TYPE");
+	int has_body = r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING");
+
+	if (!strcmp(r->app->cfg.carddav_path, "off")) {
+		req_error(r, 404, "not_found", "No address book is set up here.");
+		return -1;
+	}
+	if (dav_path_ok(rest) == -1) {
+		req_error(r, 400, "bad_request", "Not a path of the address book.");
+		return -1;
+	}
+	if (has_body && (type == NULL || !dav_type_ok(type))) {
+		req_error(r, 415, "unsupported_media_type",
+		    "Address book requests are XML or vCard.");
+		return -1;
+	}
+	if (r->content_length > r->app->cfg.max_request) {
+		req_error(r, 413, "too_large", "The request is too large.");
+		return -1;
+	}
+	return 0;
+}
+
+void dav_handle(struct req *r)
+{
+	char lines[4][DAV_VALUE_MAX + 32], *path, *url;
+	const char *list[5], *rest = r->path + strlen(DAV_PREFIX);
+	int has_body = r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING");
+	struct up_call c;
+	struct dav x;
+	int res;
+
+	if (dav_request_ok(r, rest) == -1 || dav_headers(r, lines, list) == -1)
+		return;
+	if ((path = malloc(strlen(r->app->cfg.carddav_path) + strlen(rest) + 1)) == NULL) {
+		req_error(r, 500, "internal_error", "Out of memory.");
+		return;
+	}
+	strcpy(path, r->app->cfg.carddav_path);
+	strcat(path, rest);
+	url = upstream_join(&r->app->cfg, path);
+	free(path);
+	if (url == NULL) {
+		req_error(r, 500, "internal_error", "Out of memory.");
+		return;
+	}
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	memset(&c, 0, sizeof(c));
+	c.method = r->method;
+	c.url = url;
+	c.user = r->sess->user;
+	c.pass = r->sess->pass;
+	c.content_type = has_body ? req_param(r, "CONTENT_TYPE") : "application/xml";
+	c.body_len = r->content_length;
+	c.read = has_body ? dav_read : NULL;
+	c.headers = list;
+	c.on_head = dav_head;
+	c.on_body = dav_body;
+	c.ctx = &x;
+	res = upstream_call(r->app->up, &c);
+	dav_finish(&x, res);
+	free(url);
+}
