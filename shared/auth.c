@@ -86,10 +86,9 @@ static void config(struct req *r)
 	json_object_object_add(f, "push", json_object_new_boolean(
 	    strcmp(c->push_mode, "off") != 0 && usock_alive(c->pushd_socket)));
 	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
-	json_object_object_add(f, "contacts", json_object_new_boolean(
-	    strcmp(c->carddav_path, "off") != 0));
+	json_object_object_add(f, "contacts", json_object_new_boolean(cfg_carddav_on(c)));
 	/* The app maps the server's hrefs below it back under /api/dav/. */
-	if (strcmp(c->carddav_path, "off"))
+	if (cfg_carddav_on(c))
 		json_object_object_add(o, "carddavPath", json_object_new_string(c->carddav_path));
 	json_object_object_add(o, "features", f);
 	req_json(r, 200, o);

@@ -372,6 +372,20 @@ int cfg_load(struct cfg *c, const char *path, char *err, size_t errlen)
 	return rc;
 }
 
+int cfg_carddav_on(const struct cfg *c)
+{
+	return c->carddav_path && strcmp(c->carddav_path, "off");
+}
+
+/* A plain path below the root: the relay appends to it what it checked. */
+static int carddav_path_ok(const char *p)
+{
+	size_t n = strlen(p);
+
+	return n >= 3 && p[0] == '/' && p[n - 1] == '/' && !strstr(p, "//") &&
+	    !strstr(p, "/./") && !strstr(p, "/../") && strcspn(p, "?#%\\ ") == n;
+}
+
 int cfg_check(const struct cfg *c, char *err, size_t errlen)
 {
 	if (c->upstream == NULL) {
@@ -382,10 +396,9 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen)
 		snprintf(err, errlen, "state_db and secret_file must be set");
 		return -1;
 	}
-	if (strcmp(c->carddav_path, "off") && (c->carddav_path[0] != '/' ||
-	    c->carddav_path[strlen(c->carddav_path) - 1] != '/')) {
-		snprintf(err, errlen, "carddav_path is a path that begins and "
-		    "ends with / (or off)");
+	if (cfg_carddav_on(c) && !carddav_path_ok(c->carddav_path)) {
+		snprintf(err, errlen, "carddav_path is a path below the root that "
+		    "begins and ends with /, without . or .. parts (or off)");
 		return -1;
 	}
 	return 0;

@@ -78,6 +78,8 @@ int cfg_set(struct cfg *c, const char *key, const char *value,
     char *err, size_t errlen);
 /* Checks what only the whole file can tell (required keys). */
 int cfg_check(const struct cfg *c, char *err, size_t errlen);
+/* There is an address book: carddav_path is set and not "off". */
+int cfg_carddav_on(const struct cfg *c);
 void cfg_free(struct cfg *c);
 
 /* The value parsers, exposed for the tests: 0 or -1. */

@@ -18,7 +18,6 @@ enum dav_fault {
 	DF_NONE,
 	DF_TOO_LARGE,      /* the body passed max_request */
 	DF_CLIENT,         /* reading the browser's body failed */
-	DF_UNAUTHORIZED,   /* the server refused the session's credentials */
 	DF_REFUSED,        /* it answered 4xx */
 	DF_BAD_UPSTREAM    /* 1xx, 3xx, 5xx, or a type or encoding not ours */
 };
@@ -27,6 +26,7 @@ struct dav {
 	struct req *r;
 	enum dav_fault fault;
 	long status;
+	int drop_body;     /* a PUT's or DELETE's answer: its status only */
 };
 
 static int hex(char c)
@@ -35,13 +35,14 @@ static int hex(char c)
 }
 
 /* A %XX that stands for '.', '/', '\' or NUL could step out of the tree
- * once the server decodes it. */
+ * once the server decodes it, and a '%' (%25) once something on the way
+ * decodes twice. */
 static int escape_ok(const char *p)
 {
 	if (!hex(p[1]) || !hex(p[2]))
 		return 0;
 	return strncasecmp(p, "%2e", 3) && strncasecmp(p, "%2f", 3) &&
-	    strncasecmp(p, "%5c", 3) && strncmp(p, "%00", 3);
+	    strncasecmp(p, "%5c", 3) && strncmp(p, "%00", 3) && strncmp(p, "%25", 3);
 }
 
 /* RFC 3986 pchar and '/', nothing else. */
@@ -99,7 +100,9 @@ static int value_ok(const char *v)
 }
 
 /* The request headers CardDAV needs, as "Name: value" in lines[], listed
- * in list[] (NULL-terminated): 0, or -1 with the 400 sent. */
+ * in list[] (NULL-terminated): 0, or -1 with the 400 sent. A condition
+ * that cannot be passed on is refused, never dropped: a PUT without its
+ * If-Match would overwrite what it meant to check. */
 static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
     const char **list)
 {
@@ -122,11 +125,17 @@ static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
 		k++;
 	}
 	for (i = 0; i < sizeof(pass) / sizeof(pass[0]); i++) {
-		if ((v = req_param(r, pass[i].param)) == NULL || !value_ok(v))
+		if ((v = req_param(r, pass[i].param)) == NULL)
 			continue;
 		/* Only a vCard version is asked for; the rest is libcurl's. */
-		if (!strcmp(pass[i].name, "Accept") && strncasecmp(v, "text/vcard", 10))
-			continue;
+		if (!strcmp(pass[i].name, "Accept")) {
+			if (!value_ok(v) || strncasecmp(v, "text/vcard", 10))
+				continue;
+		} else if (!value_ok(v)) {
+			req_error(r, 400, "bad_request", "A condition header is too long "
+			    "or not plain text.");
+			return -1;
+		}
 		snprintf(lines[k], DAV_VALUE_MAX + 32, "%s: %s", pass[i].name, v);
 		list[k] = lines[k];
 		k++;
@@ -154,24 +163,33 @@ static int dav_head(const struct up_head *h, void *ctx)
 	struct dav *x = ctx;
 	struct req *r = x->r;
 
-	x->status = h->status;
-	if (h->status == 401) {
-		x->fault = DF_UNAUTHORIZED;
-		return -1;
-	}
+	int typed = h->content_type[0] && dav_type_ok(h->content_type);
+	int writes = !strcmp(r->method, "PUT") || !strcmp(r->method, "DELETE");
+
+	/* The JMAP relay judges the session's credentials: a DAV tree behind
+	 * other authentication must not sign the user out at every load. */
+	x->status = h->status == 401 ? 403 : h->status;
 	if (h->status >= 400 && h->status < 500 && req_status_text((int)h->status)) {
 		x->fault = DF_REFUSED;
 		return -1;
 	}
 	if (h->status < 200 || h->status >= 300 || h->content_encoding[0] ||
-	    (h->content_type[0] && !dav_type_ok(h->content_type)) ||
 	    req_status_text((int)h->status) == NULL) {
+		x->fault = DF_BAD_UPSTREAM;
+		return -1;
+	}
+	/* A body goes on only as XML or vCard, and a GET's only as a vCard
+	 * (the tree may hold other files: none is served on our origin); a
+	 * write's answer is its status. */
+	x->drop_body = writes && !typed;
+	if (!x->drop_body && h->status != 204 && h->content_length != 0 &&
+	    (!typed || (!strcmp(r->method, "GET") && strncasecmp(h->content_type, "text/vcard", 10)))) {
 		x->fault = DF_BAD_UPSTREAM;
 		return -1;
 	}
 	sess_accepted(r->sess, r->now);
 	req_status(r, (int)h->status);
-	if (h->content_type[0])
+	if (typed && !x->drop_body)
 		req_header(r, "Content-Type", h->content_type);
 	if (h->etag[0] && value_ok(h->etag))
 		req_header(r, "ETag", h->etag);
@@ -180,7 +198,9 @@ static int dav_head(const struct up_head *h, void *ctx)
 
 static int dav_body(const char *p, size_t n, void *ctx)
 {
-	return req_write(((struct dav *)ctx)->r, p, n);
+	struct dav *x = ctx;
+
+	return x->drop_body ? 0 : req_write(x->r, p, n);
 }
 
 static void dav_finish(struct dav *x, int res)
@@ -194,9 +214,6 @@ static void dav_finish(struct dav *x, int res)
 		return;
 	case DF_CLIENT:
 		req_error(r, 400, "bad_request", "The request body could not be read.");
-		return;
-	case DF_UNAUTHORIZED:
-		serve_session_refused(r);
 		return;
 	case DF_REFUSED:
 		snprintf(msg, sizeof(msg), "The address book server refused the "
@@ -220,12 +237,16 @@ static int dav_request_ok(struct req *r, const char *rest)
 	const char *type = req_param(r, "CONTENT_TYPE");
 	int has_body = r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING");
 
-	if (!strcmp(r->app->cfg.carddav_path, "off")) {
+	if (!cfg_carddav_on(&r->app->cfg)) {
 		req_error(r, 404, "not_found", "No address book is set up here.");
 		return -1;
 	}
 	if (dav_path_ok(rest) == -1) {
 		req_error(r, 400, "bad_request", "Not a path of the address book.");
+		return -1;
+	}
+	if (has_body && (!strcmp(r->method, "GET") || !strcmp(r->method, "DELETE"))) {
+		req_error(r, 400, "bad_request", "A GET or DELETE has no body.");
 		return -1;
 	}
 	if (has_body && (type == NULL || !dav_type_ok(type))) {
@@ -270,7 +291,7 @@ void dav_handle(struct req *r)
 	c.url = url;
 	c.user = r->sess->user;
 	c.pass = r->sess->pass;
-	c.content_type = has_body ? req_param(r, "CONTENT_TYPE") : "application/xml";
+	c.content_type = has_body ? req_param(r, "CONTENT_TYPE") : NULL;
 	c.body_len = r->content_length;
 	c.read = has_body ? dav_read : NULL;
 	c.headers = list;

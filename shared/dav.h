@@ -5,7 +5,8 @@
  * configured upstream: /api/dav/X is <upstream>/<carddav_path>X), the
  * headers Depth, If-Match, If-None-Match and a vCard Accept, and XML or
  * vCard both ways. The same session, CSRF and budget rules as the JMAP
- * relay; 401 from the server ends the session as there. */
+ * relay (a GET, as every GET, needs no CSRF header); the server's 401 is
+ * a 403 here, since the JMAP relay judges the session's credentials. */
 #ifndef POSTERN_DAV_H
 #define POSTERN_DAV_H
 

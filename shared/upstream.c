@@ -264,7 +264,9 @@ static int shape_setopts(struct upstream *up, struct up_call *c,
 		if (c->read)
 			SET(CURLOPT_READFUNCTION, on_read);
 	}
-	if (strcmp(c->method, "GET") && strcmp(c->method, "POST"))
+	/* CURLOPT_POST sends "POST" unless told otherwise, also for a GET
+	 * that carries a body. */
+	if (strcmp(c->method, "POST") && (strcmp(c->method, "GET") || sends_body(c)))
 		SET(CURLOPT_CUSTOMREQUEST, c->method);
 #undef SET
 	return bad ? -1 : 0;

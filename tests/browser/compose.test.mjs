@@ -598,8 +598,10 @@ test("suggestions: a person of the address book on the mail server (CardDAV) com
   try {
     // The book is read once per sign-in or reload, after the first paint.
     await page.reload();
-    await until(() => page.evaluate(async () => (await import("/js/contacts.js")).suggest("bookman").length > 0),
-      "the address book read");
+    await until(() => page.evaluate(async () => {
+      const c = await import("/js/contacts.js");
+      return c.suggest("bookman").length > 0 && c.suggest("bob baker").length > 0;
+    }), "the address book and the mail's people read");
     const f = await compose(page);
     // "bo" also names Bob Baker, whom alice writes to: the book's person first.
     await to(f).pressSequentially("bo");

@@ -241,8 +241,8 @@ def imapd_conf(tree, http_port, smtp_port):
         f"autocreate_inbox_folders: {folders}",
         f"autocreate_subscribe_folders: {folders}",
         *[f"xlist-{name.lower()}: {name}" for name in SPECIAL_FOLDERS],
-        # CardDAV beside JMAP (the address book, /api/dav/): JMAP is the
-        # same with it (upstreams.md).
+        # CardDAV beside JMAP (the address book, /api/dav/): JMAP answers
+        # the same with it (same capabilities, same states).
         "httpmodules: carddav jmap",
         "conversations: yes",
         "conversations_db: twoskip",

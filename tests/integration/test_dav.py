@@ -131,6 +131,16 @@ class Suite:
             t.ok(r.status in (400, 404) and (b"%2f" in path.encode() or
                                              r.json().get("error") in ("bad_request", "not_found")),
                  f"{what} in the path: refused", f"{r.status} {r.body[:200]!r}")
+        # Passed unchanged by both web servers: postern's own refusal.
+        for path, what in (("/api/dav/%252e%252e/%252e%252e/jmap/", "a doubly encoded .."),
+                           ("/api/dav/a%5cb/", "an encoded backslash")):
+            r = self.dav("PROPFIND", path, BOOKS, {**XML, "Depth": "0"})
+            t.ok(r.status == 400 and r.json().get("error") == "bad_request",
+                 f"{what} in the path: 400 bad_request from postern", f"{r.status} {r.body[:200]!r}")
+        r = self.dav("GET", book + "x.vcf", b"<x/>", XML)
+        t.eq(r.status, 400, "a GET with a body: 400 (it would go out as another method)")
+        r = self.dav("DELETE", book + "x.vcf", headers={"If-Match": '"' + "e" * 300 + '"'})
+        t.eq(r.status, 400, "an If-Match too long to pass on: 400, never dropped")
         r = self.dav("MKCOL", book + "new/")
         t.eq(r.status, 405, "a method CardDAV reading and editing does not need: 405")
         r = self.dav("PROPFIND", book, BOOKS, {**XML, "Depth": "infinity"})

@@ -641,6 +641,34 @@ static void check_needs_state_paths(void **state)
 	cfg_free(&c);
 }
 
+static void carddav_path_checked(void **state)
+{
+	static const char *const bad[] = { "/", "dav/", "/dav", "//evil/", "/a/../b/",
+	    "/a/./b/", "/a?b/", "/a%2e/", "/a b/" };
+	struct cfg c;
+	size_t i;
+
+	cfg_defaults(&c);
+	assert_int_equal(set1(&c, "upstream", "http://127.0.0.1:8080"), 0);
+	assert_true(cfg_carddav_on(&c));
+	assert_int_equal(cfg_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(set1(&c, "carddav_path", "/dav/card/"), 0);
+	assert_int_equal(cfg_check(&c, err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(set1(&c, "carddav_path", bad[i]), 0);
+		assert_int_equal(cfg_check(&c, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "carddav_path"));
+	}
+	/* off, or empty: no address book. */
+	assert_int_equal(set1(&c, "carddav_path", "off"), 0);
+	assert_false(cfg_carddav_on(&c));
+	assert_int_equal(cfg_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(set1(&c, "carddav_path", ""), 0);
+	assert_false(cfg_carddav_on(&c));
+	assert_int_equal(cfg_check(&c, err, sizeof(err)), 0);
+	cfg_free(&c);
+}
+
 static void load_missing_file_names_path(void **state)
 {
 	struct cfg c;
@@ -707,6 +735,7 @@ int main(void)
 		cmocka_unit_test(load_too_long_line_names_line),
 		cmocka_unit_test(load_missing_upstream_fails_check),
 		cmocka_unit_test(check_needs_state_paths),
+		cmocka_unit_test(carddav_path_checked),
 		cmocka_unit_test(load_missing_file_names_path),
 		cmocka_unit_test(free_clears_everything),
 	};

@@ -20,6 +20,7 @@ static void paths(void **state)
 		"..", "../jmap", "a/../b", "a/..", "./a", "a/./b", "/etc", "a//b",
 		"%2e%2e/x", "a/%2E%2e/b", "a%2fb", "a%2Fb", "a%5cb", "a%00b",
 		"a%zz", "a%2", "a\\b", "a b", "a?b", "a#b", "a\"b", "a<b",
+		"%252e%252e/x", "a%25b",
 		"caf\xc3\xa9",
 	};
 	size_t i;

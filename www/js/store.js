@@ -6,7 +6,6 @@ import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
 import { blobUrl } from "./api.js";
 import { batches, inverse, missing, rowIds } from "./bulk.js";
-import { people, apiPath } from "./vcard.js";
 
 const listeners = new Map();
 export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
@@ -593,7 +592,10 @@ async function dav(method, path, body, depth) {
   const r = await fetch(path, { method, credentials: "same-origin", body,
     headers: { "X-Postern-CSRF": "1", "Content-Type": "application/xml; charset=utf-8", Depth: depth } });
   if (r.status !== 207) throw new Error(`CardDAV ${method}: ${r.status}`);
-  return new DOMParser().parseFromString(await r.text(), "application/xml");
+  const doc = new DOMParser().parseFromString(await r.text(), "application/xml");
+  // A cut answer parses as far as it goes: a partial book is not the book.
+  if (doc.getElementsByTagName("parsererror").length) throw new Error(`CardDAV ${method}: not XML`);
+  return doc;
 }
 
 // The DAV:response elements of a multistatus, each as {href, has(ns, name), text(ns, name)}.
@@ -611,6 +613,8 @@ const hrefIn = (doc, ns, name) => doc.getElementsByTagNameNS(ns, name)[0]?.getEl
 // CardDAV client finds them: principal, address book home, the books in
 // it, one addressbook-query each. root: /api/config's carddavPath.
 export async function addressBookPeople(root) {
+  // Only where there is an address book: not part of the first load.
+  const { people, apiPath } = await import("./vcard.js");
   const principal = apiPath(hrefIn(await dav("PROPFIND", "/api/dav/", propfind("<d:current-user-principal/>"), "0"),
     DAV, "current-user-principal"), root);
   if (!principal) return [];
@@ -621,7 +625,10 @@ export async function addressBookPeople(root) {
     .filter((r) => r.has(CARD, "addressbook")).map((r) => apiPath(r.href, root)).filter(Boolean);
   const found = [];
   for (const book of books) {
-    for (const r of responses(await dav("REPORT", book, CARDS_QUERY, "1"))) found.push(...people(r.text(CARD, "address-data").join("\n")));
+    // A book that cannot be read (shared and refused, say) leaves the others.
+    try {
+      for (const r of responses(await dav("REPORT", book, CARDS_QUERY, "1"))) found.push(...people(r.text(CARD, "address-data").join("\n")));
+    } catch (e) { console.warn("address book", book, e); }
   }
   return found;
 }
