@@ -162,7 +162,6 @@ static int dav_head(const struct up_head *h, void *ctx)
 {
 	struct dav *x = ctx;
 	struct req *r = x->r;
-
 	int typed = h->content_type[0] && dav_type_ok(h->content_type);
 	int writes = !strcmp(r->method, "PUT") || !strcmp(r->method, "DELETE");
 
@@ -231,11 +230,16 @@ static void dav_finish(struct dav *x, int res)
 		serve_upstream_failed(r, res);
 }
 
+/* A body comes with the request: a length, or chunks. */
+static int has_body(const struct req *r)
+{
+	return r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING") != NULL;
+}
+
 /* The request's own checks: 0, or -1 with the error sent. */
 static int dav_request_ok(struct req *r, const char *rest)
 {
 	const char *type = req_param(r, "CONTENT_TYPE");
-	int has_body = r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING");
 
 	if (!cfg_carddav_on(&r->app->cfg)) {
 		req_error(r, 404, "not_found", "No address book is set up here.");
@@ -245,11 +249,11 @@ static int dav_request_ok(struct req *r, const char *rest)
 		req_error(r, 400, "bad_request", "Not a path of the address book.");
 		return -1;
 	}
-	if (has_body && (!strcmp(r->method, "GET") || !strcmp(r->method, "DELETE"))) {
+	if (has_body(r) && (!strcmp(r->method, "GET") || !strcmp(r->method, "DELETE"))) {
 		req_error(r, 400, "bad_request", "A GET or DELETE has no body.");
 		return -1;
 	}
-	if (has_body && (type == NULL || !dav_type_ok(type))) {
+	if (has_body(r) && (type == NULL || !dav_type_ok(type))) {
 		req_error(r, 415, "unsupported_media_type",
 		    "Address book requests are XML or vCard.");
 		return -1;
@@ -263,24 +267,20 @@ static int dav_request_ok(struct req *r, const char *rest)
 
 void dav_handle(struct req *r)
 {
-	char lines[4][DAV_VALUE_MAX + 32], *path, *url;
+	char lines[4][DAV_VALUE_MAX + 32], path[REQ_PATH_MAX + 256], *url;
 	const char *list[5], *rest = r->path + strlen(DAV_PREFIX);
-	int has_body = r->content_length > 0 || req_param(r, "HTTP_TRANSFER_ENCODING");
 	struct up_call c;
 	struct dav x;
-	int res;
+	int res, body = has_body(r);
 
 	if (dav_request_ok(r, rest) == -1 || dav_headers(r, lines, list) == -1)
 		return;
-	if ((path = malloc(strlen(r->app->cfg.carddav_path) + strlen(rest) + 1)) == NULL) {
-		req_error(r, 500, "internal_error", "Out of memory.");
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", r->app->cfg.carddav_path,
+	    rest) >= sizeof(path)) {
+		req_error(r, 414, "too_large", "The request's address is too long.");
 		return;
 	}
-	strcpy(path, r->app->cfg.carddav_path);
-	strcat(path, rest);
-	url = upstream_join(&r->app->cfg, path);
-	free(path);
-	if (url == NULL) {
+	if ((url = upstream_join(&r->app->cfg, path)) == NULL) {
 		req_error(r, 500, "internal_error", "Out of memory.");
 		return;
 	}
@@ -291,9 +291,9 @@ void dav_handle(struct req *r)
 	c.url = url;
 	c.user = r->sess->user;
 	c.pass = r->sess->pass;
-	c.content_type = has_body ? req_param(r, "CONTENT_TYPE") : NULL;
+	c.content_type = body ? req_param(r, "CONTENT_TYPE") : NULL;
 	c.body_len = r->content_length;
-	c.read = has_body ? dav_read : NULL;
+	c.read = body ? dav_read : NULL;
 	c.headers = list;
 	c.on_head = dav_head;
 	c.on_body = dav_body;

@@ -67,7 +67,7 @@ static int someone_waits(void)
 	return listen_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-static int in_pool(void)
+int seat_pooled(void)
 {
 	return seats && my_seat >= 0 && my_seat < n_seats;
 }
@@ -151,7 +151,7 @@ static void snapshot(struct seat *out)
 
 void seat_busy(void)
 {
-	if (in_pool())
+	if (seat_pooled())
 		__atomic_store_n(&seats[my_seat].client, SEAT_BUSY, __ATOMIC_SEQ_CST);
 }
 
@@ -162,7 +162,7 @@ int seat_take(const char *client)
 	struct seat all[SEAT_MAX];
 	uint64_t me = seat_hash(client);
 
-	if (!in_pool())
+	if (!seat_pooled())
 		return 0;
 	__atomic_store_n(&seats[my_seat].client, me, __ATOMIC_SEQ_CST);
 	snapshot(all);
@@ -171,7 +171,7 @@ int seat_take(const char *client)
 
 void seat_leave(void)
 {
-	if (in_pool())
+	if (seat_pooled())
 		seat_free(my_seat);
 }
 
@@ -224,15 +224,15 @@ int seat_wait_writable(int fd, long idle_ms)
 	struct pollfd p = { fd, POLLOUT, 0 };
 	struct seat all[SEAT_MAX];
 	int64_t since, now;
-	int queued, last, room;
+	int queued, last;
 
-	if (!in_pool() || (room = has_room(fd, &queued)) != 0)
+	if (!seat_pooled() || has_room(fd, &queued) != 0)
 		return 0;
 	since = now_ms();
 	last = queued;
 	set_stalled(since);
 	for (;;) {
-		if (poll(&p, 1, SEAT_TICK_MS) > 0 || (room = has_room(fd, &queued)) != 0)
+		if (poll(&p, 1, SEAT_TICK_MS) > 0 || has_room(fd, &queued) != 0)
 			break;
 		now = now_ms();
 		if (queued < last) {

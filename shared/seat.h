@@ -22,9 +22,10 @@
 #include <stdint.h>
 
 #define SEAT_MAX 64
-/* Apache reads an answer 8 KiB at a time as its client takes it, so a
- * reader at a few KiB/s makes progress several times a second; a second
- * without any is a reader that stopped. */
+/* How long the request that waits may wait for a stalled answer to give
+ * way: a second. A slow reader may go that long without progress too
+ * (gaps of 1.2 s at 1 MiB/s under Apache), which is why the rules act
+ * only while someone waits. */
 #define SEAT_STALL_MS 1000
 
 struct seat {
@@ -46,6 +47,8 @@ void seat_free(int i);
  * request waits for a process. */
 void seat_listen(int fd);
 
+/* This process is one of a pool's: the rules below can apply. */
+int seat_pooled(void);
 /* A request was accepted: the process is busy (its body counts too). */
 void seat_busy(void);
 /* The request's client (its client_net) is known: 0, or -1 when this is

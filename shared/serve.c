@@ -358,11 +358,14 @@ static const char *cgi_param(void *ctx, const char *name)
  * back then: by then its stalled answers are given up, or done. */
 #define SEAT_RETRY 5
 
-/* This process's seat for r's client: 0, or -1 with the 429 sent. */
+/* This process's seat for r's client: 0, or -1 with the 429 sent.
+ * Outside a pool (lighttpd's processes, CGI) nothing to do. */
 static int take_seat(struct req *r)
 {
 	char client[REQ_IP_MAX + 8];
 
+	if (!seat_pooled())
+		return 0;
 	client_net(r->ip, r->app->cfg.login_ipv6_prefix, client, sizeof(client));
 	if (seat_take(client) == 0)
 		return 0;

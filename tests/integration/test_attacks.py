@@ -573,10 +573,11 @@ def attacks(t, s, faulty, label, cap):
         with Attack(SIGNIN_CONNS, repeated(port, signin)):
             # alice's own sign-in waits for the mail server like the
             # attacker's, in the same queue: bounded by login_timeout for
-            # each sign-in ahead of hers. Her session check is another
-            # pool's (login.sock).
+            # each round of the sign-in pool (2 processes or more) ahead
+            # of hers, and her own. Her session check is another pool's
+            # (login.sock).
             v.check(t, f"{label}, a mail server that hangs at sign-in", signin=(504,),
-                    signin_limit=LOGIN_TIMEOUT * (SIGNIN_CONNS + 1))
+                    signin_limit=LOGIN_TIMEOUT * (SIGNIN_CONNS // 2 + 2))
     finally:
         faulty.clear()
     hole_port, hole = blackhole()

@@ -127,6 +127,19 @@ static void unqueue(int lfd, int c)
 	close(lfd);
 }
 
+/* A connection whose reader stopped: sv[0] cannot take another write. */
+static void stalled(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fill(sv[0]);
+}
+
+static void done_with(int sv[2])
+{
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* A pool of four played by this process moving between the seats of the
  * shared table (seat_open before any fork, as pool_run does). */
 static void pool_of_four(void **state)
@@ -146,25 +159,20 @@ static void pool_of_four(void **state)
 	seat_leave();
 
 	/* Seat 0's answer stalls; then the last process is kept from A. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fill(sv[0]);
+	stalled(sv);
 	seat_mine(0);
 	/* The pool is not full (seat 3 is free): waits out the deadline. */
 	assert_int_equal(seat_wait_writable(sv[0], SEAT_STALL_MS * 2), -1);
-	close(sv[0]);
-	close(sv[1]);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fill(sv[0]);
+	done_with(sv);
+	stalled(sv);
 	seat_mine(3);
 	seat_busy();
 	assert_int_equal(seat_take(B), 0);           /* now full: 3 × A, B */
 	seat_mine(0);
 	/* Full, A holds two more, but nobody waits: the deadline again. */
 	assert_int_equal(seat_wait_writable(sv[0], SEAT_STALL_MS * 2), -1);
-	close(sv[0]);
-	close(sv[1]);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fill(sv[0]);
+	done_with(sv);
+	stalled(sv);
 	/* And with a request waiting: given up long before the deadline,
 	 * and the connection is shut down (nothing else waits on it). */
 	queue(1, &lfd, &c);
@@ -179,8 +187,7 @@ static void pool_of_four(void **state)
 	seat_leave();
 	unqueue(lfd, c);
 	assert_int_equal(seat_take(A), 0);
-	close(sv[0]);
-	close(sv[1]);
+	done_with(sv);
 	for (i = 0; i < 4; i++)
 		seat_free(i);
 }
@@ -199,11 +206,10 @@ static void a_slow_reader_is_waited_for(void **state)
 		seat_busy();
 		assert_int_equal(seat_take(A), 0);
 	}
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	fill(sv[0]);
+	stalled(sv);
 	if ((pid = fork()) == 0) {
-		/* 4 KiB every 300 ms (room for a write only after 2 s), as
-		 * Apache takes an answer for a slow client. */
+		/* 4 KiB every 300 ms: progress several times a second, room
+		 * for a write only after 2 s (past SEAT_STALL_MS). */
 		for (i = 0; i < 40; i++) {
 			usleep(300 * 1000);
 			if (read(sv[1], buf, 4096) <= 0)
