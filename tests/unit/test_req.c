@@ -1204,6 +1204,7 @@ static const struct {
 	{ 206, "Partial Content" }, { 400, "Bad Request" },
 	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
 	{ 405, "Method Not Allowed" }, { 413, "Content Too Large" },
+	{ 414, "URI Too Long" },
 	{ 415, "Unsupported Media Type" }, { 416, "Range Not Satisfiable" },
 	{ 429, "Too Many Requests" }, { 500, "Internal Server Error" },
 	{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
