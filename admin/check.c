@@ -11,11 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
 #include "addr.h"
-#include "db.h"
 #include "seal.h"
+#include "store.h"
 
 static void report(struct admin_report *r, const char *what, const char *fmt,
     va_list ap)
@@ -136,47 +135,28 @@ static void check_folder(struct admin_report *r, const char *path)
 	free(copy);
 }
 
-static int one_int(sqlite3 *h, const char *sql, long long *v)
-{
-	sqlite3_stmt *st;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*v = sqlite3_column_int64(st, 0);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 /* Opens without creating, reads the schema version; never migrates. */
 static void check_db(struct admin_report *r, const char *path)
 {
-	sqlite3 *h = NULL;
 	long long v = -1, n = 0;
+	char err[256];
 
 	if (check_private(r, "state_db", path) == -1)
 		return;
-	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    one_int(h, "PRAGMA user_version", &v) == -1 ||
-	    one_int(h, "SELECT count(*) FROM sqlite_schema", &n) == -1) {
-		admin_error(r, "state_db %s: %s", path,
-		    h ? sqlite3_errmsg(h) : "cannot open");
+	if (store_inspect(path, &v, &n, err, sizeof(err)) == -1) {
+		admin_error(r, "state_db %s: %s", path, err);
 	} else if (v == 0 && n == 0) {
 		admin_error(r, "state_db %s: empty (postern-admin init fills it)",
 		    path);
 	} else if (v <= 0) {
 		admin_error(r, "state_db %s: not a postern database", path);
-	} else if (v > DB_SCHEMA_VERSION) {
+	} else if (v > STORE_SCHEMA_VERSION) {
 		admin_error(r, "state_db %s: schema %lld is newer than this "
-		    "program (%d)", path, v, DB_SCHEMA_VERSION);
-	} else if (v < DB_SCHEMA_VERSION) {
+		    "program (%d)", path, v, STORE_SCHEMA_VERSION);
+	} else if (v < STORE_SCHEMA_VERSION) {
 		admin_warning(r, "state_db %s: schema %lld, upgraded to %d when "
-		    "a program opens it", path, v, DB_SCHEMA_VERSION);
+		    "a program opens it", path, v, STORE_SCHEMA_VERSION);
 	}
-	sqlite3_close(h);
 	check_folder(r, path);
 }
 

@@ -7,24 +7,8 @@
 #include <string.h>
 
 #include "sess.h"
+#include "store.h"
 #include "usock.h"
-
-static const char sql_live[] =
-    "SELECT id, account, created, seen, expires, remember FROM sessions"
-    " WHERE (?1 IS NULL OR account = ?1) ORDER BY seen DESC";
-static const char sql_match[] =
-    "SELECT count(*) FROM sessions WHERE substr(id, 1, length(?1)) = ?1";
-static const char sql_del_prefix[] =
-    "DELETE FROM sessions WHERE substr(id, 1, length(?1)) = ?1";
-static const char sql_del_account[] = "DELETE FROM sessions WHERE account = ?1";
-static const char sql_del_all[] = "DELETE FROM sessions";
-static const char sql_modes[] =
-    "SELECT mode, count(*), coalesce(sum(tabs > 0), 0),"
-    " coalesce(sum(tabs), 0) FROM push_accounts GROUP BY mode ORDER BY mode";
-static const char sql_subs[] =
-    "SELECT count(*), coalesce(sum(expires < ?1), 0),"
-    " coalesce(sum(expires >= ?1 AND expires < ?2), 0) FROM push_accounts"
-    " WHERE mode = 'subscription' AND sub_id IS NOT NULL";
 
 int admin_id_ok(const char *s)
 {
@@ -44,77 +28,55 @@ static void utc(long long t, char *out, size_t n)
 		snprintf(out, n, "%lld", t);
 }
 
-static void print_row(sqlite3_stmt *st, time_t ends, FILE *out)
-{
-	char c[32], s[32], e[32];
-	int remember = sqlite3_column_int(st, 5);
+/* The walk over the sessions: the live ones printed, counted. */
+struct live {
+	struct app *a;
+	time_t now;
+	FILE *out;
+	int n;
+};
 
-	utc(sqlite3_column_int64(st, 2), c, sizeof(c));
-	utc(sqlite3_column_int64(st, 3), s, sizeof(s));
+static int print_row(void *ctx, const struct store_sess_row *r)
+{
+	struct live *l = ctx;
+	time_t ends = sess_ends(l->a, (time_t)r->seen, (time_t)r->expires,
+	    r->remember);
+	char c[32], s[32], e[32];
+
+	/* An ended session is deleted at its next use: not listed. */
+	if (ends <= l->now)
+		return 0;
+	utc(r->created, c, sizeof(c));
+	utc(r->seen, s, sizeof(s));
 	utc(ends, e, sizeof(e));
-	fprintf(out, "%-*.*s  %-*.*s  %-16s  %-16s  %-16s  %s\n",
-	    ADMIN_ID_SHOWN, ADMIN_ID_SHOWN, sqlite3_column_text(st, 0),
-	    ADMIN_ACCOUNT_SHOWN, ADMIN_ACCOUNT_SHOWN, sqlite3_column_text(st, 1),
-	    c, s, e, remember ? "yes" : "no");
+	fprintf(l->out, "%-*.*s  %-*.*s  %-16s  %-16s  %-16s  %s\n",
+	    ADMIN_ID_SHOWN, ADMIN_ID_SHOWN, r->id,
+	    ADMIN_ACCOUNT_SHOWN, ADMIN_ACCOUNT_SHOWN, r->account,
+	    c, s, e, r->remember ? "yes" : "no");
+	l->n++;
+	return 0;
 }
 
 int admin_sessions(struct app *a, const char *login, time_t now, FILE *out)
 {
 	char account[APP_KEY_HEX + 1];
-	sqlite3_stmt *st;
-	int n = 0, rc;
+	struct live l = { a, now, out, 0 };
 
-	if ((st = db_stmt(&a->db, sql_live)) == NULL)
-		return -1;
-	if (login) {
+	if (login)
 		sess_account(a, login, account);
-		db_bind_text(st, 1, account);
-	}
 	fprintf(out, "%-*s  %-*s  %-16s  %-16s  %-16s  %s\n", ADMIN_ID_SHOWN,
 	    "ID", ADMIN_ACCOUNT_SHOWN, "ACCOUNT", "CREATED (UTC)",
 	    "LAST SEEN (UTC)", "ENDS (UTC)", "REMEMBERED");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		time_t ends = sess_ends(a, sqlite3_column_int64(st, 3),
-		    sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5));
-
-		/* An ended session is deleted at its next use: not listed. */
-		if (ends <= now)
-			continue;
-		print_row(st, ends, out);
-		n++;
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? n : -1;
-}
-
-/* Runs a DELETE bound to text (or nothing): the rows deleted, or -1. */
-static int delete(struct app *a, const char *sql, const char *text)
-{
-	sqlite3_stmt *st;
-
-	if ((st = db_stmt(&a->db, sql)) == NULL)
+	if (store_sess_list(a->store, login ? account : NULL, print_row, &l) != 0)
 		return -1;
-	if (text && db_bind_text(st, 1, text) == -1)
-		return -1;
-	if (db_exec_stmt(&a->db, st) == -1)
-		return -1;
-	return sqlite3_changes(a->db.h);
+	return l.n;
 }
 
 int admin_revoke_id(struct app *a, const char *prefix, char *err, size_t errlen)
 {
-	sqlite3_stmt *st;
-	long long n = -1;
+	long long n = store_sess_count_prefix(a->store, prefix);
 	int rc;
 
-	if ((st = db_stmt(&a->db, sql_match)) == NULL ||
-	    db_bind_text(st, 1, prefix) == -1) {
-		snprintf(err, errlen, "database error");
-		return -1;
-	}
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
 	if (n < 0) {
 		snprintf(err, errlen, "database error");
 		return -1;
@@ -126,7 +88,7 @@ int admin_revoke_id(struct app *a, const char *prefix, char *err, size_t errlen)
 	}
 	if (n == 0)
 		return 0;
-	if ((rc = delete(a, sql_del_prefix, prefix)) == -1)
+	if ((rc = store_sess_delete_prefix(a->store, prefix)) == -1)
 		snprintf(err, errlen, "database error");
 	return rc;
 }
@@ -136,51 +98,53 @@ int admin_revoke_login(struct app *a, const char *login)
 	char account[APP_KEY_HEX + 1];
 
 	sess_account(a, login, account);
-	return delete(a, sql_del_account, account);
+	return store_sess_delete_account(a->store, account);
 }
 
 int admin_revoke_all(struct app *a)
 {
-	return delete(a, sql_del_all, NULL);
+	return store_sess_delete_all(a->store);
+}
+
+/* The table of push modes: its rows so far. */
+struct modes {
+	FILE *out;
+	int rows;
+};
+
+static void print_mode(void *ctx, const char *mode, long long accounts,
+    long long with_tabs, long long tabs)
+{
+	struct modes *m = ctx;
+
+	fprintf(m->out, "%-14s  %8lld  %9lld  %6lld\n", mode, accounts,
+	    with_tabs, tabs);
+	m->rows++;
 }
 
 static int print_modes(struct app *a, FILE *out)
 {
-	sqlite3_stmt *st;
-	int rc, rows = 0;
+	struct modes m = { out, 0 };
+	int rc;
 
-	if ((st = db_stmt(&a->db, sql_modes)) == NULL)
-		return -1;
 	fprintf(out, "%-14s  %8s  %9s  %6s\n", "MODE", "ACCOUNTS", "WITH TABS",
 	    "TABS");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		fprintf(out, "%-14s  %8lld  %9lld  %6lld\n",
-		    (const char *)sqlite3_column_text(st, 0),
-		    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-		    sqlite3_column_int64(st, 3));
-		rows++;
-	}
-	sqlite3_reset(st);
-	if (rows == 0)
+	rc = store_push_modes(a->store, print_mode, &m);
+	if (m.rows == 0)
 		fprintf(out, "(no account is followed)\n");
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc;
 }
 
 static int print_subs(struct app *a, time_t now, FILE *out)
 {
-	sqlite3_stmt *st;
-	int rc;
+	long long all, expired, due;
 
-	if ((st = db_stmt(&a->db, sql_subs)) == NULL)
+	if (store_push_subs(a->store, (long long)now,
+	    (long long)now + a->cfg.push_renew, &all, &expired, &due) == -1)
 		return -1;
-	sqlite3_bind_int64(st, 1, (long long)now);
-	sqlite3_bind_int64(st, 2, (long long)now + a->cfg.push_renew);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		fprintf(out, "subscriptions: %lld (expired %lld, due for "
-		    "renewal %lld)\n", sqlite3_column_int64(st, 0),
-		    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	fprintf(out, "subscriptions: %lld (expired %lld, due for renewal "
+	    "%lld)\n", all, expired, due);
+	return 0;
 }
 
 int admin_push(struct app *a, time_t now, FILE *out)

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "pushd.h"
 #include "seal.h"
+#include "store.h"
 #include "tab.h"
 #include "upstream.h"
 
@@ -27,31 +28,6 @@ const char *const acct_type_names[ACCT_NTYPES] = { "Email", "Mailbox", "Thread" 
 static const char *const poll_methods[ACCT_NTYPES] = {
 	"Email/get", "Mailbox/get", "Thread/get"
 };
-static const char *const mode_names[] = { "poll", "relay", "subscription" };
-
-static const char sql_upsert[] =
-    "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
-    " token_hash, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-    " ON CONFLICT(account) DO UPDATE SET"
-    " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
-    " updated = excluded.updated, sub_id = excluded.sub_id,"
-    " token_hash = excluded.token_hash, expires = excluded.expires";
-static const char sql_delete_any[] =
-    "DELETE FROM push_accounts WHERE account = ?1";
-static const char sql_held[] =
-    "SELECT sub_id, token_hash, expires FROM push_accounts WHERE account = ?1"
-    " AND mode = 'subscription' AND sub_id IS NOT NULL"
-    " AND token_hash IS NOT NULL";
-/* Poll and relay channels die with the process; a subscription
- * outlives it and keeps its row. */
-static const char sql_delete[] =
-    "DELETE FROM push_accounts WHERE account = ?1 AND mode IN ('poll', 'relay')";
-static const char sql_clean[] =
-    "DELETE FROM push_accounts WHERE mode IN ('poll', 'relay')";
-static const char sql_untab[] = "UPDATE push_accounts SET tabs = 0";
-/* A subscription past its expiry is gone on the server too. */
-static const char sql_expired[] =
-    "DELETE FROM push_accounts WHERE mode = 'subscription' AND expires < ?1";
 
 static void acct_poll_start(struct acct *a);
 static void acct_poll_sooner(struct acct *a);
@@ -119,30 +95,32 @@ static json_object *states_json(char *const states[ACCT_NTYPES])
 	return o;
 }
 
+_Static_assert((int)ACCT_POLL == STORE_PUSH_POLL &&
+    (int)ACCT_RELAY == STORE_PUSH_RELAY &&
+    (int)ACCT_SUBSCRIPTION == STORE_PUSH_SUBSCRIPTION,
+    "pushd's modes are the store's");
+
 static void acct_write(struct acct *a)
 {
-	struct db *db = &a->pd->app.db;
-	sqlite3_stmt *st = db_stmt(db, sql_upsert);
-	json_object *o;
+	json_object *o = states_json(a->states);
+	struct store_push_row row = {
+		.account = a->key,
+		.mode = (enum store_push_mode)a->mode,
+		.tabs = (long)a->ntabs,
+		.updated = (long long)time(NULL),
+	};
 
-	if (st == NULL)
-		return;
-	o = states_json(a->states);
-	db_bind_text(st, 1, a->key);
-	db_bind_text(st, 2, mode_names[a->mode]);
 	if (a->states[0])
-		db_bind_text(st, 3, json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN));
-	sqlite3_bind_int(st, 4, (int)a->ntabs);
-	sqlite3_bind_int64(st, 5, (long long)time(NULL));
+		row.states = json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN);
 	/* A subscription's identity is written once it is verified: only a
 	 * verified one is worth reusing after a restart. */
 	if (a->sub_id && a->sub_state == SUB_VERIFIED) {
-		db_bind_text(st, 6, a->sub_id);
-		db_bind_text(st, 7, a->token_hash);
-		sqlite3_bind_int64(st, 8, a->sub_expires);
+		row.sub_id = a->sub_id;
+		row.token_hash = a->token_hash;
+		row.expires = a->sub_expires;
 	}
-	db_exec_stmt(db, st);
+	store_push_put(a->pd->app.store, &row);
 	json_object_put(o);
 	a->dirty = 0;
 }
@@ -155,12 +133,12 @@ static void acct_on_flush(struct ev *ev, struct ev_timer *t)
 	struct acct *a;
 	unsigned i;
 
-	sqlite3_exec(pd->app.db.h, "BEGIN", NULL, NULL, NULL);
+	store_begin(pd->app.store);
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
 		for (a = pd->accts[i]; a; a = a->next)
 			if (a->dirty)
 				acct_write(a);
-	sqlite3_exec(pd->app.db.h, "COMMIT", NULL, NULL, NULL);
+	store_commit(pd->app.store);
 }
 
 static void acct_dirty(struct acct *a)
@@ -174,17 +152,8 @@ static void acct_dirty(struct acct *a)
 
 void acct_startup(struct pushd *pd)
 {
-	sqlite3_stmt *st;
-
 	ev_timer_init(&pd->flush_timer, acct_on_flush);
-	if ((st = db_stmt(&pd->app.db, sql_clean)) != NULL)
-		db_exec_stmt(&pd->app.db, st);
-	if ((st = db_stmt(&pd->app.db, sql_untab)) != NULL)
-		db_exec_stmt(&pd->app.db, st);
-	if ((st = db_stmt(&pd->app.db, sql_expired)) != NULL) {
-		sqlite3_bind_int64(st, 1, (long long)time(NULL));
-		db_exec_stmt(&pd->app.db, st);
-	}
+	store_push_startup(pd->app.store, (long long)time(NULL));
 }
 
 /* -- life ------------------------------------------------------------------ */
@@ -238,7 +207,6 @@ static void acct_end(struct acct *a)
 	struct pushd *pd = a->pd;
 	struct acct_check *c;
 	struct acct **pp;
-	sqlite3_stmt *st;
 
 	a->dead = 1;
 	for (pp = acct_bucket(pd, a->key); *pp; pp = &(*pp)->next)
@@ -264,10 +232,9 @@ static void acct_end(struct acct *a)
 	ev_timer_stop(&pd->ev, &a->relay_timer);
 	ev_timer_stop(&pd->ev, &a->check_timer);
 	buf_wipe_free(&a->creds);
-	if ((st = db_stmt(&pd->app.db, sql_delete)) != NULL) {
-		db_bind_text(st, 1, a->key);
-		db_exec_stmt(&pd->app.db, st);
-	}
+	/* Poll and relay channels die with the process; a subscription
+	 * outlives it and keeps its row. */
+	store_push_delete_channel(pd->app.store, a->key);
 	ev_defer(&pd->ev, acct_free, a);
 }
 
@@ -1311,25 +1278,20 @@ static void sub_device(struct pushd *pd, char out[APP_KEY_HEX + 1])
 
 static void sub_load(struct acct *a)
 {
-	struct db *db = &a->pd->app.db;
-	sqlite3_stmt *st = db_stmt(db, sql_held);
-	const char *id, *hash;
+	long long expires;
+	char *id;
 
-	if (st == NULL)
+	if (store_push_held(a->pd->app.store, a->key, &id, a->token_hash,
+	    ACCT_TOKEN_HEX, &expires) != 1)
 		return;
-	db_bind_text(st, 1, a->key);
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    (id = (const char *)sqlite3_column_text(st, 0)) != NULL &&
-	    (hash = (const char *)sqlite3_column_text(st, 1)) != NULL &&
-	    strlen(hash) == ACCT_TOKEN_HEX &&
-	    sqlite3_column_int64(st, 2) > (long long)time(NULL)) {
-		a->sub_id = strdup(id);
-		memcpy(a->token_hash, hash, sizeof(a->token_hash));
-		a->sub_expires = sqlite3_column_int64(st, 2);
-		if (a->sub_id)
-			a->sub_state = SUB_VERIFIED;
+	if (expires > (long long)time(NULL)) {
+		a->sub_id = id;
+		a->sub_expires = expires;
+		a->sub_state = SUB_VERIFIED;
+	} else {
+		free(id);
+		a->token_hash[0] = '\0';
 	}
-	sqlite3_reset(st);
 }
 
 /* The next renewal check, or the verification deadline. */
@@ -1729,12 +1691,7 @@ static void sub_done(struct mc_job *job, CURLcode rc, long status)
 		sub_clear(a, SUB_FAILED);
 		break;
 	case SOP_DESTROY: {
-		sqlite3_stmt *st = db_stmt(&a->pd->app.db, sql_delete_any);
-
-		if (st) {
-			db_bind_text(st, 1, a->key);
-			db_exec_stmt(&a->pd->app.db, st);
-		}
+		store_push_delete(a->pd->app.store, a->key);
 		sub_clear(a, SUB_NONE);
 		json_object_put(root);
 		acct_end(a);
@@ -1809,18 +1766,7 @@ static struct acct *acct_by_token(struct pushd *pd, const char *hash)
  * token. */
 static int token_stored(struct pushd *pd, const char *hash)
 {
-	static const char sql[] =
-	    "SELECT 1 FROM push_accounts WHERE token_hash = ?1"
-	    " AND mode = 'subscription'";
-	sqlite3_stmt *st = db_stmt(&pd->app.db, sql);
-	int rc;
-
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, hash);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+	return store_push_token_known(pd->app.store, hash);
 }
 
 int acct_token_known(struct pushd *pd, const char *token)

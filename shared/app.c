@@ -12,6 +12,7 @@
 #include "rate.h"
 #include "seal.h"
 #include "sess.h"
+#include "store.h"
 #include "upstream.h"
 
 const char *app_conf_path(void)
@@ -116,14 +117,15 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	a->sess_cache = NULL;
 	if (load_secret(a, err, errlen) == -1)
 		return -1;
-	if (db_open(&a->db, a->cfg.state_db, err, errlen) == -1) {
+	if (store_open(&a->store, a->cfg.state_db, err, errlen) == -1) {
 		if (!a->db_later)
 			return -1;
 		log_err("%s (answering 503 until it opens)", err);
 	}
 	if ((a->up = upstream_new(&a->cfg)) == NULL) {
 		snprintf(err, errlen, "cannot set up the upstream client");
-		db_close(&a->db);
+		store_close(a->store);
+		a->store = NULL;
 		return -1;
 	}
 	return 0;
@@ -167,9 +169,9 @@ int app_db(struct app *a)
 {
 	char err[512];
 
-	if (a->db.h)
+	if (a->store)
 		return 0;
-	if (db_open(&a->db, a->cfg.state_db, err, sizeof(err)) == 0) {
+	if (store_open(&a->store, a->cfg.state_db, err, sizeof(err)) == 0) {
 		log_info("the state database is open again");
 		return 0;
 	}
@@ -183,7 +185,8 @@ void app_close(struct app *a)
 	sess_cache_free(a);
 	upstream_free(a->up);
 	a->up = NULL;
-	db_close(&a->db);
+	store_close(a->store);
+	a->store = NULL;
 	cfg_free(&a->cfg);
 	seal_wipe(a->secret, sizeof(a->secret));
 }

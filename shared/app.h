@@ -7,18 +7,18 @@
 #include <stddef.h>
 
 #include "cfg.h"
-#include "db.h"
 
 #define APP_SECRET_LEN 32
 #define APP_KEY_HEX 32
 
+struct store;
 struct upstream;
 struct rate_cache;
 struct sess_cache;
 
 struct app {
 	struct cfg cfg;
-	struct db db;
+	struct store *store;   /* NULL while it will not open */
 	unsigned char secret[APP_SECRET_LEN];
 	struct upstream *up;
 	/* Per-process caches of the data path (rate.c, sess.c); NULL until
@@ -50,7 +50,7 @@ int app_open_cfg(struct app *a, char *err, size_t errlen);
  * opens it at a later request, so the process answers 503 meanwhile and
  * recovers without a restart. */
 int app_open_serving(struct app *a, char *err, size_t errlen);
-/* 0 when the database is open (opening it now if it was not), else -1. */
+/* 0 when the state store is open (opening it now if it was not), else -1. */
 int app_db(struct app *a);
 void app_close(struct app *a);
 /* A stable opaque name for s under the server secret (32 hex digits),

@@ -6,6 +6,7 @@
 #include "login.h"
 #include "sess.h"
 #include "settings.h"
+#include "store.h"
 #include "usock.h"
 
 static void logout(struct req *r)
@@ -95,33 +96,32 @@ static void config(struct req *r)
 	json_object_put(o);
 }
 
+/* One mode's accounts and open tabs into push_split's two objects. */
+static void push_mode(void *ctx, const char *mode, long long accounts,
+    long long with_tabs, long long tabs)
+{
+	json_object **two = ctx;
+
+	(void)with_tabs;
+	json_object_object_add(two[0], mode, json_object_new_int64(accounts));
+	json_object_object_add(two[1], mode, json_object_new_int64(tabs));
+}
+
 /* Accounts and their open tabs by push mode, as pushd records them: the
  * "accounts" and "tabs" members of p. */
 static void push_split(struct app *a, json_object *p)
 {
-	static const char sql[] =
-	    "SELECT mode, count(*), total(tabs) FROM push_accounts GROUP BY mode";
-	json_object *accounts = json_object_new_object();
-	json_object *tabs = json_object_new_object();
-	sqlite3_stmt *st = db_stmt(&a->db, sql);
-	const char *mode;
+	json_object *two[2] = { json_object_new_object(),
+	    json_object_new_object() };
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		mode = (const char *)sqlite3_column_text(st, 0);
-		json_object_object_add(accounts, mode,
-		    json_object_new_int(sqlite3_column_int(st, 1)));
-		json_object_object_add(tabs, mode,
-		    json_object_new_int64(sqlite3_column_int64(st, 2)));
-	}
-	if (st)
-		sqlite3_reset(st);
-	json_object_object_add(p, "accounts", accounts);
-	json_object_object_add(p, "tabs", tabs);
+	store_push_modes(a->store, push_mode, two);
+	json_object_object_add(p, "accounts", two[0]);
+	json_object_object_add(p, "tabs", two[1]);
 }
 
 static void health(struct req *r)
 {
-	int ok = db_ping(&r->app->db) == 0;
+	int ok = store_ping(r->app->store) == 0;
 	json_object *o = json_object_new_object(), *p;
 
 	json_object_object_add(o, "status", json_object_new_string(ok ? "ok" : "degraded"));

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "store.h"
 
 /* Counts one hit of what in the window of `window` seconds holding now.
  * Returns 0 when the count is within limit, 1 when past it (retry_after
@@ -19,7 +20,7 @@ int rate_hit(struct app *a, const char *what, long limit, long window,
  * the counts into n[] (another process's hits in between included);
  * rate_refund_keys takes one back from each (never
  * below 0) in one write. 0, or -1 on a database error (nothing added). */
-#define RATE_KEYS_MAX 4
+#define RATE_KEYS_MAX STORE_RATE_KEYS_MAX
 int rate_count_keys(struct app *a, const char *const whats[], int k,
     long window, time_t now, long long n[]);
 int rate_add_keys(struct app *a, const char *const whats[], int k,

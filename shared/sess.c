@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "store.h"
 
 #define SALT_LEN 16
 /* Sessions whose key and credentials a process keeps open between their
@@ -26,33 +27,6 @@ struct sess_slot {
 struct sess_cache {
 	struct sess_slot slot[SESS_CACHE_SLOTS];
 };
-
-static const char sql_insert[] =
-    "INSERT INTO sessions(id, verifier, salt, sealed, doc, account, remember,"
-    " created, seen, expires, api_url, download_url, upload_url, event_url,"
-    " agent, ip, verified)"
-    " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?8,?9,?10,?11,?12,?13,?14,?15,?8)";
-static const char sql_get[] =
-    "SELECT verifier, salt, sealed, account, remember, created, seen, expires,"
-    " api_url, download_url, upload_url, event_url, verified"
-    " FROM sessions WHERE id = ?1";
-static const char sql_get_doc[] = "SELECT doc FROM sessions WHERE id = ?1";
-/* seen and verified together: the relay's acceptances ride on the write
- * that marks the session seen, once a minute. */
-static const char sql_seen[] =
-    "UPDATE sessions SET seen = ?2, verified = max(verified, ?3) WHERE id = ?1";
-static const char sql_confirmed[] =
-    "UPDATE sessions SET verified = max(verified, ?2), seen = max(seen, ?2)"
-    " WHERE id = ?1";
-static const char sql_state[] =
-    "SELECT remember, seen, expires, verified FROM sessions WHERE id = ?1";
-static const char sql_delete[] = "DELETE FROM sessions WHERE id = ?1";
-static const char sql_list[] =
-    "SELECT id, created, seen, agent, ip, remember FROM sessions"
-    " WHERE account = ?1 ORDER BY seen DESC";
-static const char sql_revoke[] =
-    "DELETE FROM sessions WHERE account = ?1 AND id <> ?2";
-static const char sql_prune[] = "DELETE FROM sessions WHERE expires <= ?1";
 
 void sess_account(const struct app *a, const char *user, char out[APP_KEY_HEX + 1])
 {
@@ -111,28 +85,25 @@ static int insert_row(struct app *a, const char *id,
     time_t now)
 {
 	char account[APP_KEY_HEX + 1];
-	sqlite3_stmt *st;
+	struct store_sess_row row = {
+		.id = id, .account = account,
+		.verifier = verifier, .verifier_len = SEAL_HASH_LEN,
+		.salt = salt, .salt_len = SALT_LEN,
+		.sealed = (const unsigned char *)creds->data,
+		.sealed_len = creds->len,
+		.doc = (const unsigned char *)doc->data, .doc_len = doc->len,
+		.remember = n->remember,
+		.created = (long long)now,
+		/* expires is the absolute end; idle expiry is checked from
+		 * seen. */
+		.expires = (long long)now + a->cfg.session_lifetime,
+		.api_url = n->api_url, .download_url = n->download_url,
+		.upload_url = n->upload_url, .event_url = n->event_url,
+		.agent = n->agent, .ip = n->ip,
+	};
 
-	if ((st = db_stmt(&a->db, sql_insert)) == NULL)
-		return -1;
 	sess_account(a, n->user, account);
-	db_bind_text(st, 1, id);
-	db_bind_blob(st, 2, verifier, SEAL_HASH_LEN);
-	db_bind_blob(st, 3, salt, SALT_LEN);
-	db_bind_blob(st, 4, creds->data, creds->len);
-	db_bind_blob(st, 5, doc->data, doc->len);
-	db_bind_text(st, 6, account);
-	sqlite3_bind_int(st, 7, n->remember);
-	sqlite3_bind_int64(st, 8, (long long)now);
-	/* expires is the absolute end; idle expiry is checked from seen. */
-	sqlite3_bind_int64(st, 9, (long long)now + a->cfg.session_lifetime);
-	db_bind_text(st, 10, n->api_url);
-	db_bind_text(st, 11, n->download_url);
-	db_bind_text(st, 12, n->upload_url);
-	db_bind_text(st, 13, n->event_url);
-	db_bind_text(st, 14, n->agent ? n->agent : "");
-	db_bind_text(st, 15, n->ip ? n->ip : "");
-	return db_exec_stmt(&a->db, st);
+	return store_sess_insert(a->store, &row);
 }
 
 int sess_create(struct app *a, const struct sess_new *n, time_t now,
@@ -182,39 +153,26 @@ static int parse_cookie(const char *cookie, char *id, unsigned char *secret)
 	    secret, SESS_SECRET_BYTES) == SESS_SECRET_BYTES ? 0 : -1;
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return strdup(t ? (const char *)t : "");
-}
-
 /* Fills s from the row; checks the verifier. 0, 1 (no match) or -1. */
-static int load_row(sqlite3_stmt *st, struct sess *s,
-    const unsigned char *secret, unsigned char *verifier, unsigned char *salt)
+static int load_row(const struct store_sess_row *r, struct sess *s,
+    const unsigned char *secret, unsigned char *verifier)
 {
-	const void *p;
-
 	seal_sha256(secret, SESS_SECRET_BYTES, verifier);
-	p = sqlite3_column_blob(st, 0);
-	if (!p || sqlite3_column_bytes(st, 0) != SEAL_HASH_LEN ||
-	    !seal_equal(p, verifier, SEAL_HASH_LEN))
+	if (!r->verifier || r->verifier_len != SEAL_HASH_LEN ||
+	    !seal_equal(r->verifier, verifier, SEAL_HASH_LEN))
 		return 1;
-	p = sqlite3_column_blob(st, 1);
-	if (!p || sqlite3_column_bytes(st, 1) != SALT_LEN)
+	if (!r->salt || r->salt_len != SALT_LEN)
 		return 1;
-	memcpy(salt, p, SALT_LEN);
-	snprintf(s->account, sizeof(s->account), "%s",
-	    (const char *)sqlite3_column_text(st, 3));
-	s->remember = sqlite3_column_int(st, 4);
-	s->created = sqlite3_column_int64(st, 5);
-	s->seen = sqlite3_column_int64(st, 6);
-	s->expires = sqlite3_column_int64(st, 7);
-	s->api_url = col_dup(st, 8);
-	s->download_url = col_dup(st, 9);
-	s->upload_url = col_dup(st, 10);
-	s->event_url = col_dup(st, 11);
-	s->verified = sqlite3_column_int64(st, 12);
+	snprintf(s->account, sizeof(s->account), "%s", r->account);
+	s->remember = r->remember;
+	s->created = r->created;
+	s->seen = r->seen;
+	s->expires = r->expires;
+	s->api_url = strdup(r->api_url);
+	s->download_url = strdup(r->download_url);
+	s->upload_url = strdup(r->upload_url);
+	s->event_url = strdup(r->event_url);
+	s->verified = r->verified;
 	if (!s->api_url || !s->download_url || !s->upload_url || !s->event_url)
 		return -1;
 	return 0;
@@ -360,15 +318,9 @@ static int expired(const struct app *a, const struct sess *s, time_t now)
 
 void sess_touch(struct app *a, struct sess *s, time_t now)
 {
-	sqlite3_stmt *st;
-
-	if (s == NULL || s->ended || now - s->seen < 60 ||
-	    (st = db_stmt(&a->db, sql_seen)) == NULL)
+	if (s == NULL || s->ended || now - s->seen < 60)
 		return;
-	db_bind_text(st, 1, s->id);
-	sqlite3_bind_int64(st, 2, (long long)now);
-	sqlite3_bind_int64(st, 3, s->accepted);
-	if (db_exec_stmt(&a->db, st) == 0) {
+	if (store_sess_seen(a->store, s->id, (long long)now, s->accepted) == 0) {
 		s->seen = now;
 		if (s->accepted > s->verified)
 			s->verified = s->accepted;
@@ -382,13 +334,7 @@ void sess_accepted(struct sess *s, time_t now)
 
 int sess_confirmed(struct app *a, const char *id, time_t now)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_confirmed);
-
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, id);
-	sqlite3_bind_int64(st, 2, (long long)now);
-	return db_exec_stmt(&a->db, st);
+	return store_sess_confirmed(a->store, id, (long long)now);
 }
 
 void sess_refused(struct app *a, const char *id)
@@ -404,49 +350,46 @@ int sess_fresh(const struct app *a, long long verified, time_t now)
 
 int sess_state(struct app *a, const char *id, time_t now, long long *verified)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_state);
-	int rc;
+	struct store_sess_row r;
+	int rc = store_sess_times(a->store, id, &r);
 
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*verified = sqlite3_column_int64(st, 3);
-		rc = now < sess_ends(a, (time_t)sqlite3_column_int64(st, 1),
-		    (time_t)sqlite3_column_int64(st, 2), sqlite3_column_int(st, 0));
-	} else
-		rc = rc == SQLITE_DONE ? 0 : -1;
-	sqlite3_reset(st);
-	return rc;
+	if (rc != 1)
+		return rc;
+	*verified = r.verified;
+	return now < sess_ends(a, (time_t)r.seen, (time_t)r.expires, r.remember);
+}
+
+/* What lookup_row's walk over the row needs. */
+struct lookup {
+	struct app *a;
+	struct sess *s;
+	const unsigned char *secret;
+	time_t now;
+};
+
+/* The row of the session looked up: checked and its credentials opened.
+ * 0, 1 (no match), 2 (expired) or -1. */
+static int lookup_open(void *ctx, const struct store_sess_row *r)
+{
+	struct lookup *l = ctx;
+	unsigned char verifier[SEAL_HASH_LEN];
+	int rc = load_row(r, l->s, l->secret, verifier);
+
+	if (rc != 0)
+		return rc;
+	if (expired(l->a, l->s, l->now))
+		return 2;
+	return open_session(l->a, l->s, l->secret, verifier, r->salt,
+	    r->sealed, r->sealed_len) == -1 ? 1 : 0;
 }
 
 /* Reads the row, checks it, and opens the credentials. */
 static int lookup_row(struct app *a, struct sess *s, const unsigned char *secret,
     time_t now)
 {
-	unsigned char salt[SALT_LEN], verifier[SEAL_HASH_LEN];
-	sqlite3_stmt *st;
-	int rc;
+	struct lookup l = { a, s, secret, now };
 
-	if ((st = db_stmt(&a->db, sql_get)) == NULL)
-		return -1;
-	db_bind_text(st, 1, s->id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		rc = 1;
-	else if (rc != SQLITE_ROW)
-		rc = -1;
-	else if ((rc = load_row(st, s, secret, verifier, salt)) == 0) {
-		if (expired(a, s, now))
-			rc = 2;
-		else if (open_session(a, s, secret, verifier, salt,
-		    sqlite3_column_blob(st, 2),
-		    (size_t)sqlite3_column_bytes(st, 2)) == -1)
-			rc = 1;
-	}
-	sqlite3_reset(st);
-	return rc;
+	return store_sess_get(a->store, s->id, lookup_open, &l);
 }
 
 int sess_lookup(struct app *a, const char *cookie, time_t now, struct sess **out)
@@ -477,103 +420,84 @@ int sess_lookup(struct app *a, const char *cookie, time_t now, struct sess **out
 	return 0;
 }
 
+/* The sealed document of the session opened into out. */
+struct doc_open {
+	const struct sess *s;
+	struct buf *out;
+};
+
+static int doc_open(void *ctx, const struct store_sess_row *r)
+{
+	struct doc_open *d = ctx;
+	char aad[SESS_ID_LEN + 8];
+
+	snprintf(aad, sizeof(aad), "%s/doc", d->s->id);
+	return seal_decrypt(d->s->key, aad, strlen(aad), r->doc, r->doc_len,
+	    d->out);
+}
+
 int sess_doc(struct app *a, const struct sess *s, struct buf *out)
 {
-	char aad[SESS_ID_LEN + 8];
-	sqlite3_stmt *st;
-	int rc = -1;
+	struct doc_open d = { s, out };
 
-	if ((st = db_stmt(&a->db, sql_get_doc)) == NULL)
-		return -1;
-	db_bind_text(st, 1, s->id);
-	snprintf(aad, sizeof(aad), "%s/doc", s->id);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		rc = seal_decrypt(s->key, aad, strlen(aad),
-		    sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0), out);
-	sqlite3_reset(st);
-	return rc;
+	return store_sess_doc(a->store, s->id, doc_open, &d) == 0 ? 0 : -1;
 }
 
 int sess_destroy(struct app *a, const char *id)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_delete);
-
 	cache_forget(a, id);
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, id);
-	return db_exec_stmt(&a->db, st);
+	return store_sess_delete(a->store, id) == -1 ? -1 : 0;
 }
 
-static json_object *list_entry(sqlite3_stmt *st, const struct sess *s)
+/* The device list's walk: one entry per session of the account. */
+struct list_walk {
+	const struct sess *s;
+	json_object *arr;
+};
+
+static int list_entry(void *ctx, const struct store_sess_row *r)
 {
+	struct list_walk *w = ctx;
 	json_object *o = json_object_new_object();
-	const char *id = (const char *)sqlite3_column_text(st, 0);
 
 	/* Only a prefix of the id: enough to tell devices apart, useless as a
 	 * credential (the cookie's secret half is never stored anyway). */
-	json_object_object_add(o, "id", json_object_new_string_len(id, 8));
+	json_object_object_add(o, "id", json_object_new_string_len(r->id, 8));
 	json_object_object_add(o, "current",
-	    json_object_new_boolean(!strcmp(id, s->id)));
-	json_object_object_add(o, "created",
-	    json_object_new_int64(sqlite3_column_int64(st, 1)));
-	json_object_object_add(o, "lastSeen",
-	    json_object_new_int64(sqlite3_column_int64(st, 2)));
-	json_object_object_add(o, "userAgent",
-	    json_object_new_string((const char *)sqlite3_column_text(st, 3)));
-	json_object_object_add(o, "ip",
-	    json_object_new_string((const char *)sqlite3_column_text(st, 4)));
+	    json_object_new_boolean(!strcmp(r->id, w->s->id)));
+	json_object_object_add(o, "created", json_object_new_int64(r->created));
+	json_object_object_add(o, "lastSeen", json_object_new_int64(r->seen));
+	json_object_object_add(o, "userAgent", json_object_new_string(r->agent));
+	json_object_object_add(o, "ip", json_object_new_string(r->ip));
 	json_object_object_add(o, "remember",
-	    json_object_new_boolean(sqlite3_column_int(st, 5)));
-	return o;
+	    json_object_new_boolean(r->remember));
+	json_object_array_add(w->arr, o);
+	return 0;
 }
 
 json_object *sess_list(struct app *a, const struct sess *s)
 {
-	json_object *arr;
-	sqlite3_stmt *st;
-	int rc;
+	struct list_walk w = { s, json_object_new_array() };
 
-	if ((st = db_stmt(&a->db, sql_list)) == NULL)
-		return NULL;
-	arr = json_object_new_array();
-	db_bind_text(st, 1, s->account);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_object_array_add(arr, list_entry(st, s));
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		log_err("sess: list: %s", sqlite3_errmsg(a->db.h));
-		json_object_put(arr);
+	if (store_sess_list(a->store, s->account, list_entry, &w) != 0) {
+		json_object_put(w.arr);
 		return NULL;
 	}
-	return arr;
+	return w.arr;
 }
 
 int sess_revoke_others(struct app *a, const struct sess *s)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_revoke);
+	int n = store_sess_delete_others(a->store, s->account, s->id);
 
-	if (st == NULL)
-		return -1;
-	db_bind_text(st, 1, s->account);
-	db_bind_text(st, 2, s->id);
-	if (db_exec_stmt(&a->db, st) == -1)
-		return -1;
-	sess_cache_free(a);  /* keep nothing open of the ended ones */
-	return sqlite3_changes(a->db.h);
+	if (n >= 0)
+		sess_cache_free(a);  /* keep nothing open of the ended ones */
+	return n;
 }
 
 int sess_prune(struct app *a, time_t now)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_prune);
-
-	if (st == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, (long long)now);
-	if (db_exec_stmt(&a->db, st) == -1)
-		return -1;
-	return sqlite3_changes(a->db.h);
+	return store_sess_prune(a->store, (long long)now);
 }
 
 void sess_free(struct sess *s)

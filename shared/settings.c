@@ -1,11 +1,13 @@
 #include "settings.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "js.h"
 #include "log.h"
 #include "sess.h"
+#include "store.h"
 
 enum kind { K_BOOL, K_CHOICE, K_TEXT, K_LANG, K_INT, K_IDENTITIES,
 	K_TEMPLATES };
@@ -65,11 +67,6 @@ static const struct field template_fields[] = {
 	{ NULL, 0, 0 },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
-
-static const char sql_get[] = "SELECT json FROM settings WHERE account = ?1";
-static const char sql_put[] =
-    "INSERT INTO settings(account, json, updated) VALUES(?1, ?2, ?3)"
-    " ON CONFLICT(account) DO UPDATE SET json = ?2, updated = ?3";
 
 static json_object *key_default(const struct key *k)
 {
@@ -345,25 +342,15 @@ json_object *settings_check(json_object *in, char *err, size_t errlen)
 
 int settings_load(struct app *a, const char *account, json_object **out)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_get);
-	const char *text;
 	json_object *stored = NULL;
-	char err[160];
-	int rc;
+	char err[160], *text;
 
 	*out = NULL;
-	if (st == NULL || db_bind_text(st, 1, account) == -1)
+	if (store_settings_get(a->store, account, &text) == -1)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		text = (const char *)sqlite3_column_text(st, 0);
-		stored = js_parse(text ? text : "", text ? strlen(text) : 0);
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		log_err("settings: %s", sqlite3_errmsg(a->db.h));
-		return -1;
-	}
+	if (text)
+		stored = js_parse(text, strlen(text));
+	free(text);
 	/* What was stored passed the check when it was written; checking it
 	 * again keeps a key this version no longer knows from failing. */
 	if (stored && (*out = settings_check(stored, err, sizeof(err))) == NULL)
@@ -377,14 +364,9 @@ int settings_load(struct app *a, const char *account, json_object **out)
 int settings_store(struct app *a, const char *account, json_object *o,
     time_t now)
 {
-	sqlite3_stmt *st = db_stmt(&a->db, sql_put);
-
-	if (st == NULL || db_bind_text(st, 1, account) == -1 ||
-	    db_bind_text(st, 2, json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PLAIN)) == -1 ||
-	    sqlite3_bind_int64(st, 3, (sqlite3_int64)now) != SQLITE_OK)
-		return -1;
-	return db_exec_stmt(&a->db, st);
+	return store_settings_put(a->store, account,
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+	    (long long)now);
 }
 
 void settings_get(struct req *r)

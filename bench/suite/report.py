@@ -290,7 +290,7 @@ def state_md(r, plots):
              "each request counts against `api_budget`, one SQLite write. \"No budget\" "
              "is the same with `api_budget = 0` (no write). A sign-in counts three rate "
              "keys, fetches the session document and writes a session row. Lock waits "
-             "are the sleeps of shared/db.c's busy handler (`clock_nanosleep` calls "
+             "are the sleeps of state/store.c's busy handler (`clock_nanosleep` calls "
              "counted by `perf stat`), per 1,000 requests. The reference system "
              "published no sign-in figures; it keeps its state in memory.")
     w.append("")

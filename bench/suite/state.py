@@ -3,7 +3,7 @@ load: postern under lighttpd with 1, 2 and 4 processes of each responder;
 the relay with the per-request budget write (api_budget counted, as
 deployed) and without it (api_budget = 0), and sign-ins (three rate
 counters and a session row each), all at 50 connections. The responders'
-waits for SQLite's write lock are counted as the sleeps of shared/db.c's
+waits for SQLite's write lock are counted as the sleeps of state/store.c's
 busy handler (clock_nanosleep system calls, with perf stat when it is
 installed: a kernel counter, it does not slow them)."""
 

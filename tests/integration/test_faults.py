@@ -43,7 +43,7 @@ PASSWORDS = {ALICE: "alice-demo-pass", BOB: "bob-demo-pass"}
 CONNECT_TIMEOUT = 1     # upstream_connect_timeout
 TIMEOUT = 2             # upstream_timeout
 SLACK = 4               # what a bounded wait may take beyond its timeout
-BUSY = 5                # db.c's busy handler gives up after about this
+BUSY = 5                # store.c's busy handler gives up after about this
 TABS = 1000
 UPSTREAM_MODES = ("refuse", "hang", "reset", "truncate", "garbage", "html", "huge",
                   "error")

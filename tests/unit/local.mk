@@ -13,6 +13,8 @@ UNIT_TESTS += tests/unit/test_seat
 tests_unit_test_seat_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_dav
 tests_unit_test_dav_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_store
+tests_unit_test_store_LDADD = $(UNIT_LIBS)
 # These open a whole struct app through tests/unit/testapp.h.
 UNIT_TESTS += tests/unit/test_login
 tests_unit_test_login_SOURCES = tests/unit/test_login.c tests/unit/testapp.h

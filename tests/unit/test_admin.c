@@ -73,8 +73,7 @@ static int lookup(struct testapp *t, const char *cookie, time_t now)
 
 static void exec(struct testapp *t, const char *sql)
 {
-	assert_int_equal(sqlite3_exec(t->app.db.h, sql, NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(store_test_exec(t->app.store, sql), 0);
 }
 
 static void test_private_mode(void **state)
@@ -322,10 +321,10 @@ static void test_check(void **state)
 	exec(t, "PRAGMA user_version = 1");
 	assert_int_equal(check(path, &m), 0);
 	assert_non_null(strstr(mem_text(&m), "warning: state_db"));
-	snprintf(want, sizeof(want), "schema 1, upgraded to %d", DB_SCHEMA_VERSION);
+	snprintf(want, sizeof(want), "schema 1, upgraded to %d", STORE_SCHEMA_VERSION);
 	assert_non_null(strstr(mem_text(&m), want));
 	mem_close(&m);
-	snprintf(want, sizeof(want), "PRAGMA user_version = %d", DB_SCHEMA_VERSION);
+	snprintf(want, sizeof(want), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
 	exec(t, want);
 
 	/* A state folder anyone may write to, unless sticky. */

@@ -33,20 +33,8 @@ uint64_t pushd_next_id(struct pushd *pd)
 
 static void exec_sql(struct testapp *t, const char *sql)
 {
-	char *err = NULL;
-
-	if (sqlite3_exec(t->app.db.h, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-}
-
-/* pd shares t's database connection: the statements pd prepared on it
- * are finalized before t closes it. */
-static void pd_done(struct pushd *pd, struct testapp *t)
-{
-	int i;
-
-	for (i = t->app.db.n; i < pd->app.db.n; i++)
-		sqlite3_finalize(pd->app.db.stmts[i].st);
+	if (store_test_exec(t->app.store, sql) == -1)
+		fail_msg("%s", sql);
 }
 
 static void sha256_hex(const char *s, char out[65])
@@ -117,7 +105,6 @@ static void version_3_database_migrated(void **state)
 {
 	struct testapp *t = *state, t2;
 	char want[65], sql[256];
-	sqlite3_stmt *st;
 
 	exec_sql(t, "ALTER TABLE push_accounts RENAME COLUMN token_hash TO token");
 	exec_sql(t, "PRAGMA user_version = 3");
@@ -133,11 +120,9 @@ static void version_3_database_migrated(void **state)
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM push_accounts WHERE"
 	    " account = 'a1' AND token_hash = '%s'", want);
 	assert_int_equal(testapp_count(&t2, sql), 1);
-	assert_int_equal(sqlite3_prepare_v2(t2.app.db.h, "SELECT token_hash"
-	    " FROM push_accounts WHERE account = 'a2'", -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_type(st, 0), SQLITE_NULL);
-	sqlite3_finalize(st);
+	/* -2: the column is NULL */
+	assert_int_equal(store_test_int(t2.app.store, "SELECT token_hash"
+	    " FROM push_accounts WHERE account = 'a2'"), -2);
 	assert_false(db_holds(&t2, TOKEN));
 	testapp_close(&t2);
 }
@@ -162,7 +147,6 @@ static void stored_token_found_by_hash(void **state)
 	assert_int_equal(acct_push_callback(&pd, OTHER, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
 	assert_false(db_holds(t, TOKEN));
-	pd_done(&pd, t);
 }
 
 /* An account in memory holds the hash only, and a callback with its
@@ -196,7 +180,6 @@ static void account_in_memory_found_by_hash(void **state)
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
 	assert_int_equal(acct_token_known(&pd, TOKEN), 1);
 	assert_int_equal(acct_token_known(&pd, near), 0);
-	pd_done(&pd, t);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)

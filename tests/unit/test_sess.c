@@ -521,8 +521,7 @@ static void lookup_user(struct testapp *t, const char *cookie, time_t now,
 
 static void exec_sql(struct testapp *t, const char *sql)
 {
-	assert_int_equal(sqlite3_exec(t->app.db.h, sql, NULL, NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(store_test_exec(t->app.store, sql), 0);
 }
 
 /* Kept open between requests, each session still opens as its own, also
@@ -629,7 +628,7 @@ static void acceptance_rides_on_the_seen_write(void **state)
 	int before;
 
 	make(t, USER, 0, NOW, cookie);
-	before = sqlite3_total_changes(t->app.db.h);
+	before = store_test_changes(t->app.store);
 	/* Requests within the minute: accepted, nothing written. */
 	for (int i = 1; i < 60; i += 7) {
 		assert_int_equal(sess_lookup(&t->app, cookie, NOW + i, &s), 0);
@@ -637,7 +636,7 @@ static void acceptance_rides_on_the_seen_write(void **state)
 		sess_touch(&t->app, s, NOW + i);
 		sess_free(s);
 	}
-	assert_int_equal(sqlite3_total_changes(t->app.db.h), before);
+	assert_int_equal(store_test_changes(t->app.store), before);
 	assert_int_equal(row_value(t, cookie, "verified"), NOW);
 	/* The minute passed: one write carries both. */
 	assert_int_equal(sess_lookup(&t->app, cookie, NOW + 61, &s), 0);
@@ -645,7 +644,7 @@ static void acceptance_rides_on_the_seen_write(void **state)
 	sess_touch(&t->app, s, NOW + 61);
 	assert_true(s->verified == NOW + 61 && s->seen == NOW + 61);
 	sess_free(s);
-	assert_int_equal(sqlite3_total_changes(t->app.db.h), before + 1);
+	assert_int_equal(store_test_changes(t->app.store), before + 1);
 	assert_int_equal(row_value(t, cookie, "seen"), NOW + 61);
 	assert_int_equal(row_value(t, cookie, "verified"), NOW + 61);
 }
@@ -778,7 +777,7 @@ static void version_2_database_migrated(void **state)
 	assert_int_equal(testapp_count(t, "SELECT count(*) FROM"
 	    " pragma_table_info('sessions') WHERE name = 'verified'"), 0);
 	testapp_open_twin(t, &t2);
-	assert_int_equal(testapp_count(&t2, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+	assert_int_equal(testapp_count(&t2, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(testapp_count(&t2, "SELECT count(*) FROM"
 	    " pragma_table_info('sessions') WHERE name = 'verified'"), 1);
 	assert_int_equal(sess_lookup(&t2.app, cookie, NOW + 1, &s), 0);

@@ -216,8 +216,8 @@ static void unknown_stored_settings_fall_back(void **state)
 	struct testapp *t = *state;
 	json_object *got;
 
-	assert_int_equal(sqlite3_exec(t->app.db.h, "INSERT INTO settings"
-	    " VALUES('acct-c', '{\"gone\":1}', 1)", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_test_exec(t->app.store, "INSERT INTO settings"
+	    " VALUES('acct-c', '{\"gone\":1}', 1)"), 0);
 	assert_int_equal(settings_load(&t->app, "acct-c", &got), 0);
 	assert_string_equal(str(got, "theme"), "system");
 	json_object_put(got);

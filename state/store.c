@@ -1,4 +1,9 @@
-#include "db.h"
+/* store: the SQLite connection behind the state interface: opened with
+ * WAL, a busy handler and defensive settings, its schema created or
+ * brought up to date by PRAGMA user_version, its statements kept. */
+#include "sqlite.h"
+
+#include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +31,7 @@ static int db_busy(void *ctx, int count)
 	return 1;
 }
 
-static int db_pragmas(struct db *db)
+static int db_pragmas(struct store *db)
 {
 	int on = 1;
 
@@ -43,7 +48,7 @@ static int db_pragmas(struct db *db)
 	    NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-static int db_user_version(struct db *db, int *v)
+static int db_user_version(struct store *db, int *v)
 {
 	sqlite3_stmt *st;
 	int rc = -1;
@@ -77,7 +82,7 @@ static const char *const db_upgrades[] = {
 	" WHERE token_hash IS NOT NULL",
 };
 _Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
-    DB_SCHEMA_VERSION - 1, "one upgrade step for each version");
+    STORE_SCHEMA_VERSION - 1, "one upgrade step for each version");
 
 /* postern_sha256_hex(text): the SHA-256 of its bytes in hex, for the
  * upgrades only (registered while they run). */
@@ -97,7 +102,7 @@ static void db_sha256_hex(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
 }
 
-static int db_upgrade(struct db *db, int from)
+static int db_upgrade(struct store *db, int from)
 {
 	int v, rc = 0;
 
@@ -105,7 +110,7 @@ static int db_upgrade(struct db *db, int from)
 	    SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, db_sha256_hex, NULL,
 	    NULL) != SQLITE_OK)
 		return -1;
-	for (v = from; v < DB_SCHEMA_VERSION && rc == 0; v++)
+	for (v = from; v < STORE_SCHEMA_VERSION && rc == 0; v++)
 		if (sqlite3_exec(db->h, db_upgrades[v - 1], NULL, NULL, NULL) !=
 		    SQLITE_OK)
 			rc = -1;
@@ -116,31 +121,31 @@ static int db_upgrade(struct db *db, int from)
 
 /* Creates the schema inside one write transaction, so that processes that
  * start together create it once and nothing half-made is ever seen. */
-static int db_migrate(struct db *db, char *err, size_t errlen)
+static int db_migrate(struct store *db, char *err, size_t errlen)
 {
 	char sql[64];
 	int v;
 
 	/* The common case, a current schema, needs no write lock: a CGI
 	 * process starting per request must not queue behind the others. */
-	if (db_user_version(db, &v) == 0 && v == DB_SCHEMA_VERSION)
+	if (db_user_version(db, &v) == 0 && v == STORE_SCHEMA_VERSION)
 		return 0;
 	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	if (db_user_version(db, &v) == -1)
 		goto fail;
-	if (v > DB_SCHEMA_VERSION) {
+	if (v > STORE_SCHEMA_VERSION) {
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		snprintf(err, errlen, "database schema %d is newer than this "
-		    "program (%d)", v, DB_SCHEMA_VERSION);
+		    "program (%d)", v, STORE_SCHEMA_VERSION);
 		return -1;
 	}
-	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", DB_SCHEMA_VERSION);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
 	if (v == 0) {
 		if (sqlite3_exec(db->h, db_schema, NULL, NULL, NULL) != SQLITE_OK ||
 		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto fail;
-	} else if (v < DB_SCHEMA_VERSION) {
+	} else if (v < STORE_SCHEMA_VERSION) {
 		if (db_upgrade(db, v) == -1 ||
 		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
 			goto fail;
@@ -148,7 +153,7 @@ static int db_migrate(struct db *db, char *err, size_t errlen)
 	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		/* The pages an upgrade replaced (clear push tokens before
 		 * version 4) leave the log too, unless a reader holds it. */
-		if (v > 0 && v < DB_SCHEMA_VERSION)
+		if (v > 0 && v < STORE_SCHEMA_VERSION)
 			sqlite3_exec(db->h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
 			    NULL, NULL);
 		return 0;
@@ -159,12 +164,18 @@ fail:
 	return -1;
 }
 
-int db_open(struct db *db, const char *path, char *err, size_t errlen)
+int store_open(struct store **out, const char *path, char *err,
+    size_t errlen)
 {
+	struct store *db;
 	mode_t old;
 	int rc;
 
-	memset(db, 0, sizeof(*db));
+	*out = NULL;
+	if ((db = calloc(1, sizeof(*db))) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
 	/* The file and its -wal/-shm siblings are created 0600. */
 	old = umask(077);
 	rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
@@ -173,34 +184,36 @@ int db_open(struct db *db, const char *path, char *err, size_t errlen)
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", path,
 		    db->h ? sqlite3_errmsg(db->h) : "cannot open");
-		db_close(db);
+		store_close(db);
 		return -1;
 	}
 	if (db_pragmas(db) == -1) {
 		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->h));
-		db_close(db);
+		store_close(db);
 		return -1;
 	}
 	if (db_migrate(db, err, errlen) == -1) {
-		db_close(db);
+		store_close(db);
 		return -1;
 	}
+	*out = db;
 	return 0;
 }
 
-void db_close(struct db *db)
+void store_close(struct store *db)
 {
 	int i;
 
+	if (db == NULL)
+		return;
 	for (i = 0; i < db->n; i++)
 		sqlite3_finalize(db->stmts[i].st);
-	db->n = 0;
 	if (db->h)
 		sqlite3_close(db->h);
-	db->h = NULL;
+	free(db);
 }
 
-sqlite3_stmt *db_stmt(struct db *db, const char *sql)
+sqlite3_stmt *sq_stmt(struct store *db, const char *sql)
 {
 	sqlite3_stmt *st;
 	int i;
@@ -212,7 +225,7 @@ sqlite3_stmt *db_stmt(struct db *db, const char *sql)
 			sqlite3_clear_bindings(st);
 			return st;
 		}
-	if (db->n == DB_MAX_STMTS) {
+	if (db->n == STORE_MAX_STMTS) {
 		log_err("db: statement cache full");
 		return NULL;
 	}
@@ -227,36 +240,106 @@ sqlite3_stmt *db_stmt(struct db *db, const char *sql)
 	return st;
 }
 
-int db_exec_stmt(struct db *db, sqlite3_stmt *st)
+int sq_exec(struct store *db, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
-	log_err("db: %s", sqlite3_errmsg(db->h));
-	return -1;
+	return sq_fail(db, "db");
 }
 
-int db_bind_text(sqlite3_stmt *st, int i, const char *s)
+int sq_changes(struct store *db, sqlite3_stmt *st)
+{
+	return sq_exec(db, st) == -1 ? -1 : sqlite3_changes(db->h);
+}
+
+long long sq_int(struct store *db, sqlite3_stmt *st)
+{
+	long long v = -1;
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		sq_fail(db, "db");
+	return v;
+}
+
+int sq_text(sqlite3_stmt *st, int i, const char *s)
 {
 	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
 }
 
-int db_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t n)
+int sq_blob(sqlite3_stmt *st, int i, const void *p, size_t n)
 {
 	return sqlite3_bind_blob(st, i, p, (int)n, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
 }
 
-int db_ping(struct db *db)
+const char *sq_col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? (const char *)t : "";
+}
+
+int sq_fail(struct store *db, const char *what)
+{
+	log_err("%s: %s", what, sqlite3_errmsg(db->h));
+	return -1;
+}
+
+int store_ping(struct store *db)
 {
 	static const char sql[] = "SELECT count(*) FROM sessions";
-	sqlite3_stmt *st = db_stmt(db, sql);
-	int rc;
+	sqlite3_stmt *st;
 
-	if (st == NULL)
+	if (db == NULL || (st = sq_stmt(db, sql)) == NULL)
 		return -1;
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	return sq_int(db, st) >= 0 ? 0 : -1;
+}
+
+int store_begin(struct store *db)
+{
+	return sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ?
+	    0 : sq_fail(db, "db: begin");
+}
+
+int store_commit(struct store *db)
+{
+	return sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ?
+	    0 : sq_fail(db, "db: commit");
+}
+
+static int inspect_int(sqlite3 *h, const char *sql, long long *v)
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_inspect(const char *path, long long *version, long long *objects,
+    char *err, size_t errlen)
+{
+	sqlite3 *h = NULL;
+	int rc = 0;
+
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    inspect_int(h, "PRAGMA user_version", version) == -1 ||
+	    inspect_int(h, "SELECT count(*) FROM sqlite_schema", objects) == -1) {
+		snprintf(err, errlen, "%s", h ? sqlite3_errmsg(h) : "cannot open");
+		rc = -1;
+	}
+	sqlite3_close(h);
+	return rc;
 }

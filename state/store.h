@@ -1,0 +1,167 @@
+/* store: postern's shared state behind one interface. Everything a
+ * process keeps beyond one request (sessions, rate windows, pushd's
+ * accounts, settings) is read and written here and nowhere else: no SQL
+ * text and no engine call outside state/. One implementation today, on
+ * SQLite (store.c opens it and keeps the schema; one file per thing
+ * kept). A caller holds an opaque struct store; rows come back through
+ * callbacks whose arguments are valid only during the call, so that the
+ * engine's own memory is never copied on the data path. */
+#ifndef POSTERN_STORE_H
+#define POSTERN_STORE_H
+
+#include <stddef.h>
+
+#define STORE_SCHEMA_VERSION 4
+#define STORE_RATE_KEYS_MAX 4
+
+struct store;
+
+/* -- the store itself (store.c) ------------------------------------------ */
+
+/* Opens (creating with mode 0600 when missing) and brings the schema to
+ * STORE_SCHEMA_VERSION. 0 with *out set, or -1 with a message in err. */
+int store_open(struct store **out, const char *path, char *err, size_t errlen);
+void store_close(struct store *st);
+/* A plain check that the store answers: 0 or -1. */
+int store_ping(struct store *st);
+/* Several writes as one (pushd's flush): 0 or -1. */
+int store_begin(struct store *st);
+int store_commit(struct store *st);
+/* What postern-admin check reports of a store it must not change: opened
+ * read-only, never created or migrated. *version is 0 for an empty file;
+ * *objects counts its tables and indexes. 0, or -1 with a message. */
+int store_inspect(const char *path, long long *version, long long *objects,
+    char *err, size_t errlen);
+
+/* -- sessions (store_sessions.c) ------------------------------------------ */
+
+/* A session's row. Which members are filled depends on the call. */
+struct store_sess_row {
+	const char *id, *account;
+	const unsigned char *verifier, *salt, *sealed, *doc;
+	size_t verifier_len, salt_len, sealed_len, doc_len;
+	int remember;
+	long long created, seen, expires, verified;
+	const char *api_url, *download_url, *upload_url, *event_url;
+	const char *agent, *ip;
+};
+/* Called with one row; its pointers are valid only during the call. The
+ * walk stops at a result other than 0, which the walk returns. */
+typedef int store_sess_fn(void *ctx, const struct store_sess_row *row);
+
+/* A new session: every member but verified (created) and seen (created).
+ * 0 or -1. */
+int store_sess_insert(struct store *st, const struct store_sess_row *row);
+/* Session id's row for opening it (all but doc, agent and ip) to fn: fn's
+ * result, 1 when there is no such row, -1 on error. */
+int store_sess_get(struct store *st, const char *id, store_sess_fn *fn,
+    void *ctx);
+/* Session id's sealed session document (doc only) to fn: as above. */
+int store_sess_doc(struct store *st, const char *id, store_sess_fn *fn,
+    void *ctx);
+/* remember, seen, expires and verified of session id into *row (no
+ * pointers): 1 when found, 0 when not, -1 on error. */
+int store_sess_times(struct store *st, const char *id,
+    struct store_sess_row *row);
+/* Marks session id seen at seen, and accepted by the mail server at
+ * verified unless it was later. 0 or -1. */
+int store_sess_seen(struct store *st, const char *id, long long seen,
+    long long verified);
+/* The mail server accepted session id's credentials at now: verified and
+ * seen. 0 or -1. */
+int store_sess_confirmed(struct store *st, const char *id, long long now);
+/* The sessions of account (every account when NULL), last seen first, to
+ * fn (id, account, remember, created, seen, expires, agent, ip): 0, fn's
+ * result, or -1. */
+int store_sess_list(struct store *st, const char *account, store_sess_fn *fn,
+    void *ctx);
+/* Deletions; each returns the rows deleted, or -1. */
+int store_sess_delete(struct store *st, const char *id);
+int store_sess_delete_others(struct store *st, const char *account,
+    const char *keep_id);
+int store_sess_delete_account(struct store *st, const char *account);
+int store_sess_delete_all(struct store *st);
+int store_sess_delete_prefix(struct store *st, const char *prefix);
+/* Sessions that ended for good (expires <= now). */
+int store_sess_prune(struct store *st, long long now);
+/* How many session ids begin with prefix, or -1. */
+long long store_sess_count_prefix(struct store *st, const char *prefix);
+
+/* -- rate windows (store_rate.c) ----------------------------------------- */
+
+/* A key's count in the window that begins at win and ends at until. */
+
+/* Adds k hits to key: the new count, or -1. */
+long long store_rate_add(struct store *st, const char *key, long long win,
+    long long until, long k);
+/* Takes one hit back (never below 0): 0 or -1. */
+int store_rate_refund(struct store *st, const char *key, long long win);
+/* Over 1 to STORE_RATE_KEYS_MAX keys at once, one statement each: their
+ * counts into n[] (0 for a key without a row); one hit added to each; one
+ * taken back from each. 0 or -1. */
+int store_rate_counts(struct store *st, const char *const keys[], int k,
+    long long win, long long n[]);
+int store_rate_add_each(struct store *st, const char *const keys[], int k,
+    long long win, long long until);
+int store_rate_refund_each(struct store *st, const char *const keys[], int k,
+    long long win);
+/* Deletes the windows ended by now: 0 or -1. */
+int store_rate_prune(struct store *st, long long now);
+
+/* -- settings (store_settings.c) ----------------------------------------- */
+
+/* The account's settings as JSON text into *json (malloc'd; NULL when it
+ * has none): 0 or -1. */
+int store_settings_get(struct store *st, const char *account, char **json);
+int store_settings_put(struct store *st, const char *account,
+    const char *json, long long now);
+
+/* -- pushd's accounts (store_push.c) ------------------------------------- */
+
+/* How pushd follows an account; a subscription outlives the process. */
+enum store_push_mode {
+	STORE_PUSH_POLL,
+	STORE_PUSH_RELAY,
+	STORE_PUSH_SUBSCRIPTION,
+	STORE_PUSH_NMODES
+};
+extern const char *const store_push_mode_names[STORE_PUSH_NMODES];
+
+struct store_push_row {
+	const char *account;
+	enum store_push_mode mode;
+	const char *states;           /* JSON, or NULL */
+	long tabs;
+	long long updated;
+	/* a verified subscription's id, token hash and expiry, or NULL */
+	const char *sub_id, *token_hash;
+	long long expires;
+};
+
+/* Writes the account's row, replacing what was there. 0 or -1. */
+int store_push_put(struct store *st, const struct store_push_row *row);
+/* Deletes the account's row whatever its mode; only a poll's or a
+ * relay's (a subscription outlives the process). 0 or -1. */
+int store_push_delete(struct store *st, const char *account);
+int store_push_delete_channel(struct store *st, const char *account);
+/* At pushd's start: no poll or relay is running, no tab is open, and a
+ * subscription past its expiry is gone on the server too. 0 or -1. */
+int store_push_startup(struct store *st, long long now);
+/* The account's verified subscription: its id (malloc'd) into *sub_id,
+ * its token hash (hash_len bytes, terminated) into hash and its expiry:
+ * 1, 0 when there is none, -1 on error. */
+int store_push_held(struct store *st, const char *account, char **sub_id,
+    char *hash, size_t hash_len, long long *expires);
+/* Whether a subscription holds this token hash: 1, 0 or -1. */
+int store_push_token_known(struct store *st, const char *hash);
+/* Accounts by mode: for each mode that has any, fn(ctx, mode name,
+ * accounts, accounts with tabs, tabs). 0 or -1. */
+typedef void store_push_mode_fn(void *ctx, const char *mode,
+    long long accounts, long long with_tabs, long long tabs);
+int store_push_modes(struct store *st, store_push_mode_fn *fn, void *ctx);
+/* Verified subscriptions: all, expired by now, due for renewal by
+ * renew_by. 0 or -1. */
+int store_push_subs(struct store *st, long long now, long long renew_by,
+    long long *all, long long *expired, long long *due);
+
+#endif

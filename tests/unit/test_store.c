@@ -1,0 +1,358 @@
+/* The state store's interface, as any implementation must keep it: each
+ * call over a fresh store, with what the callers rely on (the order of a
+ * list, what a deletion counts, that a walk stops where its callback
+ * says, that a refund never goes below zero). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "store.h"
+#include "store_test.h"
+
+struct fixture {
+	char dir[64], path[128];
+	struct store *st;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	log_init("unit", LOG_ERR);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/postern-store-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
+	if (store_open(&f->st, f->path, err, sizeof(err)) != 0)
+		fail_msg("store_open: %s", err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char p[192];
+
+	store_close(f->st);
+	snprintf(p, sizeof(p), "%s-wal", f->path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", f->path);
+	unlink(p);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static const unsigned char VERIFIER[32] = { 1, 2, 3 };
+static const unsigned char SALT[16] = { 4, 5, 6 };
+
+static void insert(struct store *st, const char *id, const char *account,
+    long long seen)
+{
+	struct store_sess_row r = {
+		.id = id, .account = account,
+		.verifier = VERIFIER, .verifier_len = sizeof(VERIFIER),
+		.salt = SALT, .salt_len = sizeof(SALT),
+		.sealed = (const unsigned char *)"sealed", .sealed_len = 6,
+		.doc = (const unsigned char *)"document", .doc_len = 8,
+		.remember = 1, .created = seen, .expires = seen + 1000,
+		.api_url = "api", .download_url = "dl", .upload_url = "up",
+		.event_url = "ev", .agent = "agent", .ip = "192.0.2.1",
+	};
+
+	assert_int_equal(store_sess_insert(st, &r), 0);
+}
+
+/* What a callback saw, copied out of the row. */
+struct seen {
+	int calls, stop_after;
+	char ids[8][32];
+	char sealed[16], doc[16], account[32], url[16];
+	long long created, seen, verified;
+};
+
+static int keep(void *ctx, const struct store_sess_row *r)
+{
+	struct seen *s = ctx;
+
+	if (s->calls < 8 && r->id)
+		snprintf(s->ids[s->calls], sizeof(s->ids[0]), "%s", r->id);
+	if (r->sealed)
+		snprintf(s->sealed, sizeof(s->sealed), "%.*s",
+		    (int)r->sealed_len, (const char *)r->sealed);
+	if (r->doc)
+		snprintf(s->doc, sizeof(s->doc), "%.*s", (int)r->doc_len,
+		    (const char *)r->doc);
+	if (r->account)
+		snprintf(s->account, sizeof(s->account), "%s", r->account);
+	if (r->api_url)
+		snprintf(s->url, sizeof(s->url), "%s", r->api_url);
+	s->created = r->created;
+	s->seen = r->seen;
+	s->verified = r->verified;
+	s->calls++;
+	return s->stop_after && s->calls == s->stop_after ? 7 : 0;
+}
+
+static void session_row_read_back(void **state)
+{
+	struct fixture *f = *state;
+	struct seen s = { 0 };
+
+	insert(f->st, "id-a", "acct-1", 100);
+	assert_int_equal(store_sess_get(f->st, "id-a", keep, &s), 0);
+	assert_int_equal(s.calls, 1);
+	assert_string_equal(s.sealed, "sealed");
+	assert_string_equal(s.account, "acct-1");
+	assert_string_equal(s.url, "api");
+	assert_int_equal(s.seen, 100);
+	assert_int_equal(s.verified, 100);  /* accepted when it was made */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_doc(f->st, "id-a", keep, &s), 0);
+	assert_string_equal(s.doc, "document");
+	assert_int_equal(store_sess_get(f->st, "id-none", keep, &s), 1);
+	assert_int_equal(store_sess_doc(f->st, "id-none", keep, &s), 1);
+}
+
+static void seen_and_confirmed_never_go_back(void **state)
+{
+	struct fixture *f = *state;
+	struct store_sess_row r;
+
+	insert(f->st, "id-a", "acct-1", 100);
+	assert_int_equal(store_sess_seen(f->st, "id-a", 200, 150), 0);
+	assert_int_equal(store_sess_times(f->st, "id-a", &r), 1);
+	assert_int_equal(r.seen, 200);
+	assert_int_equal(r.verified, 150);
+	assert_int_equal(r.expires, 1100);
+	assert_int_equal(r.remember, 1);
+	/* an older acceptance does not replace a newer one */
+	assert_int_equal(store_sess_seen(f->st, "id-a", 260, 0), 0);
+	assert_int_equal(store_sess_times(f->st, "id-a", &r), 1);
+	assert_int_equal(r.verified, 150);
+	assert_int_equal(store_sess_confirmed(f->st, "id-a", 300), 0);
+	assert_int_equal(store_sess_times(f->st, "id-a", &r), 1);
+	assert_int_equal(r.verified, 300);
+	assert_int_equal(r.seen, 300);
+	assert_int_equal(store_sess_confirmed(f->st, "id-a", 250), 0);
+	assert_int_equal(store_sess_times(f->st, "id-a", &r), 1);
+	assert_int_equal(r.verified, 300);
+	assert_int_equal(r.seen, 300);
+	assert_int_equal(store_sess_times(f->st, "id-none", &r), 0);
+}
+
+static void list_is_last_seen_first_and_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct seen s = { 0 };
+
+	insert(f->st, "id-a", "acct-1", 100);
+	insert(f->st, "id-b", "acct-1", 300);
+	insert(f->st, "id-c", "acct-2", 200);
+	assert_int_equal(store_sess_list(f->st, "acct-1", keep, &s), 0);
+	assert_int_equal(s.calls, 2);
+	assert_string_equal(s.ids[0], "id-b");
+	assert_string_equal(s.ids[1], "id-a");
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_list(f->st, NULL, keep, &s), 0);
+	assert_int_equal(s.calls, 3);
+	assert_string_equal(s.ids[1], "id-c");
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	assert_int_equal(store_sess_list(f->st, NULL, keep, &s), 7);
+	assert_int_equal(s.calls, 2);
+}
+
+static void deletions_count_what_they_end(void **state)
+{
+	struct fixture *f = *state;
+
+	insert(f->st, "abc-1", "acct-1", 100);
+	insert(f->st, "abc-2", "acct-1", 100);
+	insert(f->st, "abd-3", "acct-1", 100);
+	insert(f->st, "xyz-4", "acct-2", 100);
+	insert(f->st, "xyz-5", "acct-3", 5000);
+	assert_int_equal(store_sess_count_prefix(f->st, "ab"), 3);
+	assert_int_equal(store_sess_count_prefix(f->st, "abc-1"), 1);
+	/* a prefix is matched as text, never as a pattern */
+	assert_int_equal(store_sess_count_prefix(f->st, "ab%"), 0);
+	assert_int_equal(store_sess_delete_others(f->st, "acct-1", "abc-1"), 2);
+	assert_int_equal(store_sess_delete_prefix(f->st, "abc"), 1);
+	assert_int_equal(store_sess_delete(f->st, "xyz-4"), 1);
+	assert_int_equal(store_sess_delete(f->st, "xyz-4"), 0);
+	insert(f->st, "xyz-6", "acct-3", 100);
+	assert_int_equal(store_sess_prune(f->st, 1100), 1);   /* xyz-6 */
+	assert_int_equal(store_sess_delete_account(f->st, "acct-3"), 1);
+	insert(f->st, "id-7", "acct-4", 100);
+	assert_int_equal(store_sess_delete_all(f->st), 1);
+}
+
+static void rate_counts_add_and_refund(void **state)
+{
+	struct fixture *f = *state;
+	const char *keys[] = { "k1", "k2", "k3" };
+	long long n[3];
+
+	assert_int_equal(store_rate_add(f->st, "k1", 60, 120, 2), 2);
+	assert_int_equal(store_rate_add(f->st, "k1", 60, 120, 3), 5);
+	assert_int_equal(store_rate_add_each(f->st, keys, 3, 60, 120), 0);
+	assert_int_equal(store_rate_counts(f->st, keys, 3, 60, n), 0);
+	assert_int_equal(n[0], 6);
+	assert_int_equal(n[1], 1);
+	assert_int_equal(n[2], 1);
+	assert_int_equal(store_rate_refund_each(f->st, keys, 2, 60), 0);
+	assert_int_equal(store_rate_refund(f->st, "k2", 60), 0);  /* stays 0 */
+	assert_int_equal(store_rate_counts(f->st, keys, 3, 60, n), 0);
+	assert_int_equal(n[0], 5);
+	assert_int_equal(n[1], 0);
+	assert_int_equal(n[2], 1);
+	/* another window is another count */
+	assert_int_equal(store_rate_counts(f->st, keys, 1, 120, n), 0);
+	assert_int_equal(n[0], 0);
+	assert_int_equal(store_rate_prune(f->st, 120), 0);
+	assert_int_equal(store_rate_counts(f->st, keys, 3, 60, n), 0);
+	assert_int_equal(n[0] + n[1] + n[2], 0);
+	assert_int_equal(store_rate_counts(f->st, keys, 0, 60, n), -1);
+	assert_int_equal(store_rate_counts(f->st, keys, STORE_RATE_KEYS_MAX + 1,
+	    60, n), -1);
+}
+
+static void settings_replace_per_account(void **state)
+{
+	struct fixture *f = *state;
+	char *json;
+
+	assert_int_equal(store_settings_get(f->st, "acct-1", &json), 0);
+	assert_null(json);
+	assert_int_equal(store_settings_put(f->st, "acct-1", "{\"a\":1}", 10), 0);
+	assert_int_equal(store_settings_put(f->st, "acct-1", "{\"a\":2}", 20), 0);
+	assert_int_equal(store_settings_get(f->st, "acct-1", &json), 0);
+	assert_string_equal(json, "{\"a\":2}");
+	free(json);
+	assert_int_equal(store_settings_get(f->st, "acct-2", &json), 0);
+	assert_null(json);
+}
+
+static void mode_count(void *ctx, const char *mode, long long accounts,
+    long long with_tabs, long long tabs)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s:%lld/%lld/%lld ", mode, accounts,
+	    with_tabs, tabs);
+}
+
+static void push_rows_modes_and_subscriptions(void **state)
+{
+	struct fixture *f = *state;
+	char hash[65], modes[256] = "", *id;
+	long long exp, all, expired, due;
+	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL,
+	    .tabs = 2, .updated = 10 };
+
+	memset(hash, 'f', 64);
+	hash[64] = '\0';
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	r.account = "a2";
+	r.mode = STORE_PUSH_SUBSCRIPTION;
+	r.tabs = 0;
+	r.sub_id = "S1";
+	r.token_hash = hash;
+	r.expires = 1000;
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	r.account = "a3";
+	r.mode = STORE_PUSH_RELAY;
+	r.sub_id = r.token_hash = NULL;
+	r.tabs = 1;
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	assert_int_equal(store_push_modes(f->st, mode_count, modes), 0);
+	assert_string_equal(modes, "poll:1/1/2 relay:1/1/1 subscription:1/0/0 ");
+
+	assert_int_equal(store_push_held(f->st, "a2", &id, hash, 64, &exp), 1);
+	assert_string_equal(id, "S1");
+	assert_int_equal(exp, 1000);
+	free(id);
+	assert_int_equal(store_push_held(f->st, "a1", &id, hash, 64, &exp), 0);
+	assert_null(id);
+	assert_int_equal(store_push_token_known(f->st, hash), 1);
+	assert_int_equal(store_push_token_known(f->st, "0"), 0);
+	assert_int_equal(store_push_subs(f->st, 500, 1500, &all, &expired, &due), 0);
+	assert_int_equal(all, 1);
+	assert_int_equal(expired, 0);
+	assert_int_equal(due, 1);
+
+	/* A channel's row goes with it; a subscription's stays. */
+	assert_int_equal(store_push_delete_channel(f->st, "a1"), 0);
+	assert_int_equal(store_push_delete_channel(f->st, "a2"), 0);
+	modes[0] = '\0';
+	assert_int_equal(store_push_modes(f->st, mode_count, modes), 0);
+	assert_string_equal(modes, "relay:1/1/1 subscription:1/0/0 ");
+	/* At start-up: no channel, no tab, no expired subscription. */
+	assert_int_equal(store_push_startup(f->st, 2000), 0);
+	modes[0] = '\0';
+	assert_int_equal(store_push_modes(f->st, mode_count, modes), 0);
+	assert_string_equal(modes, "");
+	assert_int_equal(store_push_token_known(f->st, hash), 0);
+}
+
+static void inspect_reads_without_changing(void **state)
+{
+	struct fixture *f = *state;
+	long long v = -1, n = -1;
+	char err[128], empty[160];
+	struct stat sb;
+
+	assert_int_equal(store_inspect(f->path, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(v, STORE_SCHEMA_VERSION);
+	assert_true(n > 0);
+	snprintf(empty, sizeof(empty), "%s/none.db", f->dir);
+	assert_int_equal(store_inspect(empty, &v, &n, err, sizeof(err)), -1);
+	assert_int_equal(stat(empty, &sb), -1);   /* not created */
+	assert_int_equal(store_ping(f->st), 0);
+	assert_int_equal(store_ping(NULL), -1);
+}
+
+static void a_batch_is_one_write(void **state)
+{
+	struct fixture *f = *state;
+	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL };
+
+	assert_int_equal(store_begin(f->st), 0);
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	r.account = "a2";
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	assert_int_equal(store_commit(f->st), 0);
+	assert_int_equal(store_test_int(f->st,
+	    "SELECT count(*) FROM push_accounts"), 2);
+	assert_int_equal(store_commit(f->st), -1);   /* none open */
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(session_row_read_back),
+		T(seen_and_confirmed_never_go_back),
+		T(list_is_last_seen_first_and_stops),
+		T(deletions_count_what_they_end),
+		T(rate_counts_add_and_refund),
+		T(settings_replace_per_account),
+		T(push_rows_modes_and_subscriptions),
+		T(inspect_reads_without_changing),
+		T(a_batch_is_one_write),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
