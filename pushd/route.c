@@ -77,11 +77,11 @@ static void push_handle(struct req *r)
 
 	if (strcmp(r->method, "POST")) {
 		req_header(r, "Allow", "POST");
-		req_error(r, 405, "method_not_allowed", "This method is not allowed here.");
+		req_error(r, ERR_METHOD, NULL);
 		return;
 	}
 	if (!token_valid(token)) {
-		req_error(r, 404, "not_found", "No such push subscription.");
+		req_error(r, ERR_NOT_FOUND, "No such push subscription.");
 		return;
 	}
 	if (q->head->too_large) {
@@ -89,10 +89,10 @@ static void push_handle(struct req *r)
 		 * what happens to a body that fits. */
 		rc = acct_token_known(q->c->pd, token);
 		if (rc <= 0)
-			req_error(r, rc ? 500 : 404, rc ? "internal_error" : "not_found",
+			req_error(r, rc ? ERR_INTERNAL : ERR_NOT_FOUND,
 			    rc ? "The push store failed." : "No such push subscription.");
 		else
-			req_error(r, 413, "too_large", "The push body is too large.");
+			req_error(r, ERR_TOO_LARGE, "The push body is too large.");
 		return;
 	}
 	rc = acct_push_callback(q->c->pd, token, conn_param(q, "CONTENT_TYPE"),
@@ -103,19 +103,19 @@ static void push_handle(struct req *r)
 		req_end(r);
 		break;
 	case 400:
-		req_error(r, 400, "bad_request", "The push body is not a push object.");
+		req_error(r, ERR_BAD_REQUEST, "The push body is not a push object.");
 		break;
 	case 403:
-		req_error(r, 403, "forbidden", "This subscription does not take that.");
+		req_error(r, ERR_FORBIDDEN, "This subscription does not take that.");
 		break;
 	case 404:
-		req_error(r, 404, "not_found", "No such push subscription.");
+		req_error(r, ERR_NOT_FOUND, "No such push subscription.");
 		break;
 	case 415:
-		req_error(r, 415, "unsupported_media_type", "The push body must be JSON.");
+		req_error(r, ERR_MEDIA_TYPE, "The push body must be JSON.");
 		break;
 	default:
-		req_error(r, 500, "internal_error", "The push store failed.");
+		req_error(r, ERR_INTERNAL, "The push store failed.");
 	}
 }
 

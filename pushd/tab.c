@@ -220,10 +220,10 @@ static void tab_refuse(struct req *r, struct pushd *pd, enum cap_verdict v,
 	snprintf(ra, sizeof(ra), "%u", retry_s);
 	req_header(r, "Retry-After", ra);
 	if (v == CAP_SESSION_FULL)
-		req_error(r, 429, "rate_limited", "This session has too many "
+		req_error(r, ERR_RATE_LIMITED, "This session has too many "
 		    "event streams open. Please wait and try again.");
 	else
-		req_error(r, 429, "rate_limited", "Too many event streams from "
+		req_error(r, ERR_RATE_LIMITED, "Too many event streams from "
 		    "your address. Please wait and try again.");
 }
 
@@ -254,11 +254,11 @@ void tab_handle(struct req *r)
 	uint64_t now = ev_clock();
 
 	if (!strcmp(pd->app.cfg.push_mode, "off")) {
-		req_error(r, 404, "not_found", "Push is turned off.");
+		req_error(r, ERR_NOT_FOUND, "Push is turned off.");
 		return;
 	}
 	if (parse_query(r->query, &o) == -1) {
-		req_error(r, 400, "bad_request",
+		req_error(r, ERR_BAD_REQUEST,
 		    "types, closeafter, ping or visible is not valid.");
 		return;
 	}
@@ -295,5 +295,5 @@ void tab_handle(struct req *r)
 	tab_start(r, t);
 	return;
 fail:
-	req_error(r, 500, "internal_error", "The stream could not be opened.");
+	req_error(r, ERR_INTERNAL, "The stream could not be opened.");
 }

@@ -39,18 +39,18 @@ void visible_handle(struct req *r)
 	int v, n;
 
 	if (!strcmp(pd->app.cfg.push_mode, "off")) {
-		req_error(r, 404, "not_found", "Push is turned off.");
+		req_error(r, ERR_NOT_FOUND, "Push is turned off.");
 		return;
 	}
 	if ((v = query_visible(r->query)) == -1) {
-		req_error(r, 400, "bad_request", "visible must be 0 or 1.");
+		req_error(r, ERR_BAD_REQUEST, "visible must be 0 or 1.");
 		return;
 	}
 	n = acct_set_visible(pd, r->sess, v);
 	if ((o = json_object_new_object()) == NULL ||
 	    json_object_object_add(o, "streams", json_object_new_int(n))) {
 		json_object_put(o);
-		req_error(r, 500, "internal_error", "Out of memory.");
+		req_error(r, ERR_INTERNAL, "Out of memory.");
 		return;
 	}
 	req_json(r, 200, o);

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "dispo.h"
+#include "fault.h"
 #include "image.h"
 #include "js.h"
 #include "log.h"
@@ -21,15 +22,8 @@
 #define BLOB_ANSWER_MAX (1 << 20)  /* the JSON answer to an upload */
 #define BLOB_NUM_MAX 18          /* digits of a range bound */
 
-enum blob_fault {
-	BF_NONE,
-	BF_TOO_LARGE,      /* the upload passed upload_max */
-	BF_CLIENT,         /* reading the browser's body failed */
-	BF_UNAUTHORIZED,   /* the JMAP server refused the credentials */
-	BF_NOT_FOUND,      /* the JMAP server has no such blob for us */
-	BF_RANGE,          /* no byte of the asked range exists */
-	BF_BAD_UPSTREAM    /* the JMAP server answered with an error */
-};
+#define TOO_LARGE "The file is larger than the upload limit."
+#define NO_FILE "No such file."
 
 /* One plain byte range: first-last, first- (last -1) or -suffix. */
 struct blob_range {
@@ -40,7 +34,7 @@ struct blob_range {
 /* One transfer, either way. */
 struct blob_x {
 	struct req *r;
-	enum blob_fault fault;
+	struct fault fault;
 	long upstream_status;
 	char name[DISPO_NAME_MAX + 1];
 	int want_inline;
@@ -150,9 +144,9 @@ static int check_account(struct req *r, const char *account)
 	if (rc == 1)
 		return 0;
 	if (rc == 0)
-		req_error(r, 404, "not_found", "No such account in this session.");
+		req_error(r, ERR_NOT_FOUND, "No such account in this session.");
 	else
-		req_error(r, 500, "internal_error", "The session could not be read.");
+		req_error(r, ERR_INTERNAL, "The session could not be read.");
 	return -1;
 }
 
@@ -160,36 +154,17 @@ static int check_account(struct req *r, const char *account)
  * the browser sees a cut body, which is all that can be done). */
 static void blob_finish(struct blob_x *x, int res)
 {
-	struct req *r = x->r;
+	if (x->fault.err == ERR_RANGE && x->content_range[0])
+		req_header(x->r, "Content-Range", x->content_range);
+	if (x->fault.err != ERR_NONE || !x->done)
+		fault_finish(x->r, &x->fault, res);
+}
 
-	switch (x->fault) {
-	case BF_TOO_LARGE:
-		req_error(r, 413, "too_large", "The file is larger than the upload limit.");
-		return;
-	case BF_CLIENT:
-		req_error(r, 400, "bad_request", "The request body could not be read.");
-		return;
-	case BF_UNAUTHORIZED:
-		serve_session_refused(r);
-		return;
-	case BF_NOT_FOUND:
-		req_error(r, 404, "not_found", "No such file.");
-		return;
-	case BF_RANGE:
-		if (x->content_range[0])
-			req_header(r, "Content-Range", x->content_range);
-		req_error(r, 416, "bad_request", "The range cannot be satisfied.");
-		return;
-	case BF_BAD_UPSTREAM:
-		log_warn("blob: upstream answered %ld", x->upstream_status);
-		req_error(r, 502, "upstream_error", "The mail server answered with an error.");
-		return;
-	case BF_NONE:
-		break;
-	}
-	if (x->done || res == UP_OK || r->client_gone)
-		return;
-	serve_upstream_failed(r, res);
+/* Records the JMAP server's answer as the transfer's fault. */
+static void blob_fault(struct blob_x *x, enum err e)
+{
+	fault_set(&x->fault, e, e == ERR_TOO_LARGE ? TOO_LARGE :
+	    e == ERR_NOT_FOUND ? NO_FILE : NULL);
 }
 
 /* --- upload ---------------------------------------------------------------- */
@@ -203,7 +178,7 @@ static size_t upload_read(char *p, size_t n, void *ctx)
 	long got = req_read_max(x->r, p, n, x->r->app->cfg.upload_max);
 
 	if (got < 0) {
-		x->fault = got == REQ_TOO_LARGE ? BF_TOO_LARGE : BF_CLIENT;
+		fault_read(&x->fault, got, TOO_LARGE);
 		return (size_t)-1;
 	}
 	return (size_t)got;
@@ -222,18 +197,18 @@ static int upload_head(const struct up_head *h, void *ctx)
 {
 	struct blob_x *x = ctx;
 
-	x->upstream_status = h->status;
+	x->upstream_status = x->fault.status = h->status;
 	if (h->status == 401)
-		x->fault = BF_UNAUTHORIZED;
+		blob_fault(x, ERR_SESSION_REFUSED);
 	else if (h->status == 413)
-		x->fault = BF_TOO_LARGE;
+		blob_fault(x, ERR_TOO_LARGE);
 	else if (h->status == 403 || h->status == 404)
-		x->fault = BF_NOT_FOUND;
+		blob_fault(x, ERR_NOT_FOUND);
 	else if (h->status < 200 || h->status >= 500 ||
 	    req_status_text((int)h->status) == NULL ||
 	    !is_json_type(h->content_type) || h->content_encoding[0])
-		x->fault = BF_BAD_UPSTREAM;
-	if (x->fault != BF_NONE)
+		blob_fault(x, ERR_UPSTREAM);
+	if (x->fault.err != ERR_NONE)
 		return -1;
 	if (h->status >= 200 && h->status < 300)
 		sess_accepted(x->r->sess, x->r->now);
@@ -254,7 +229,7 @@ static void upload_answer(struct blob_x *x)
 	json_object *o = js_parse(buf_str(&x->answer), x->answer.len);
 
 	if (o == NULL || !json_object_is_type(o, json_type_object)) {
-		x->fault = BF_BAD_UPSTREAM;
+		blob_fault(x, ERR_UPSTREAM);
 		blob_finish(x, UP_OK);
 	} else {
 		req_status(x->r, (int)x->upstream_status);
@@ -291,7 +266,7 @@ static void upload_call(struct req *r, struct blob_x *x, const char *url)
 	c.max_body = BLOB_ANSWER_MAX;
 	buf_init(&x->answer, BLOB_ANSWER_MAX);
 	res = upstream_call(r->app->up, &c);
-	if (res == UP_OK && x->fault == BF_NONE)
+	if (res == UP_OK && x->fault.err == ERR_NONE)
 		upload_answer(x);
 	else
 		blob_finish(x, res);
@@ -309,11 +284,11 @@ void blob_upload(struct req *r)
 	buf_init(&url, BLOB_URL_MAX);
 	if (next_segment(&p, account, sizeof(account)) == -1 || *p ||
 	    !valid_id(account)) {
-		req_error(r, 404, "not_found", "No such upload address.");
+		req_error(r, ERR_NOT_FOUND, "No such upload address.");
 		goto out;
 	}
 	if (r->content_length > r->app->cfg.upload_max) {
-		req_error(r, 413, "too_large", "The file is larger than the upload limit.");
+		req_error(r, ERR_TOO_LARGE, TOO_LARGE);
 		goto out;
 	}
 	if (check_account(r, account) == -1)
@@ -322,7 +297,7 @@ void blob_upload(struct req *r)
 	var[0].value = account;
 	if (fill_template(&url, r->sess->upload_url, var, 1) == -1 ||
 	    url.len == 0) {
-		req_error(r, 502, "upstream_error", "The mail server offers no upload address.");
+		req_error(r, ERR_UPSTREAM, "The mail server offers no upload address.");
 		goto out;
 	}
 	memset(&x, 0, sizeof(x));
@@ -433,30 +408,30 @@ static int known_encoding(const char *e)
 }
 
 /* Sorts the JMAP server's status into a fault, or none for 200 and 206. */
-static enum blob_fault download_fault(const struct up_head *h)
+static enum err download_fault(const struct up_head *h)
 {
 	switch (h->status) {
 	case 200:
 	case 206:
 		break;
 	case 401:
-		return BF_UNAUTHORIZED;
+		return ERR_SESSION_REFUSED;
 	case 400:
 	case 403:
 	case 404:
 	case 410:
-		return BF_NOT_FOUND;
+		return ERR_NOT_FOUND;
 	case 416:
-		return BF_RANGE;
+		return ERR_RANGE;
 	default:
-		return BF_BAD_UPSTREAM;
+		return ERR_UPSTREAM;
 	}
 	if (h->content_encoding[0] && strcasecmp(h->content_encoding, "identity") &&
 	    !known_encoding(h->content_encoding))
-		return BF_BAD_UPSTREAM;
+		return ERR_UPSTREAM;
 	if (h->status == 206 && !valid_content_range(h->content_range))
-		return BF_BAD_UPSTREAM;
-	return BF_NONE;
+		return ERR_UPSTREAM;
+	return ERR_NONE;
 }
 
 /* The headers of a blob: safe type, disposition, ranges, sandbox. */
@@ -497,11 +472,12 @@ static int download_head(const struct up_head *h, void *ctx)
 	int encoded = h->content_encoding[0] &&
 	    strcasecmp(h->content_encoding, "identity");
 
-	x->upstream_status = h->status;
+	x->upstream_status = x->fault.status = h->status;
 	if (h->status == 200 || h->status == 206)
 		sess_accepted(x->r->sess, x->r->now);
-	if ((x->fault = download_fault(h)) != BF_NONE) {
-		if (x->fault == BF_RANGE && valid_content_range(h->content_range))
+	blob_fault(x, download_fault(h));
+	if (x->fault.err != ERR_NONE) {
+		if (x->fault.err == ERR_RANGE && valid_content_range(h->content_range))
 			snprintf(x->content_range, sizeof(x->content_range), "%s",
 			    h->content_range);
 		return -1;
@@ -512,13 +488,13 @@ static int download_head(const struct up_head *h, void *ctx)
 		    h->content_range);
 	else if (x->range.asked && !encoded && h->content_length >= 0) {
 		if (range_cut(x, h->content_length) == -1) {
-			x->fault = BF_RANGE;
+			blob_fault(x, ERR_RANGE);
 			return -1;
 		}
 		req_status(x->r, 206);
 	}
 	if (download_headers(x, h, encoded) == -1) {
-		x->fault = BF_BAD_UPSTREAM;
+		blob_fault(x, ERR_UPSTREAM);
 		return -1;
 	}
 	return 0;
@@ -564,14 +540,14 @@ static int download_target(struct req *r, struct blob_x *x, char *account,
 	    !valid_id(account) ||
 	    next_segment(&p, blob, BLOB_ID_MAX + 1) == -1 || !valid_id(blob) ||
 	    strchr(p, '/') || next_segment(&p, name, sizeof(name)) == -1) {
-		req_error(r, 404, "not_found", "No such file.");
+		req_error(r, ERR_NOT_FOUND, NO_FILE);
 		return -1;
 	}
 	rc = pct_query(r->query, "accept", type, DISPO_TYPE_MAX);
 	if (rc == 0 || (rc == 1 && *type == '\0'))
 		snprintf(type, DISPO_TYPE_MAX, "application/octet-stream");
 	else if (rc == -1 || !valid_type(type)) {
-		req_error(r, 400, "bad_request", "accept is not a media type.");
+		req_error(r, ERR_BAD_REQUEST, "accept is not a media type.");
 		return -1;
 	}
 	x->want_inline = pct_query(r->query, "inline", flag, sizeof(flag)) == 1 &&
@@ -625,7 +601,7 @@ void blob_download(struct req *r)
 	var[3] = (struct blob_var){ "type", type };
 	if (fill_template(&url, r->sess->download_url, var, 4) == -1 ||
 	    url.len == 0) {
-		req_error(r, 502, "upstream_error", "The mail server offers no download address.");
+		req_error(r, ERR_UPSTREAM, "The mail server offers no download address.");
 		goto out;
 	}
 	download_call(r, &x, url.data);

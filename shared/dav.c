@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
+#include "fault.h"
 #include "sess.h"
 #include "upstream.h"
 
@@ -14,18 +14,9 @@
  * this long: CardDAV's are a few dozen bytes. */
 #define DAV_VALUE_MAX 200
 
-enum dav_fault {
-	DF_NONE,
-	DF_TOO_LARGE,      /* the body passed max_request */
-	DF_CLIENT,         /* reading the browser's body failed */
-	DF_REFUSED,        /* it answered 4xx */
-	DF_BAD_UPSTREAM    /* 1xx, 3xx, 5xx, or a type or encoding not ours */
-};
-
 struct dav {
 	struct req *r;
-	enum dav_fault fault;
-	long status;
+	struct fault fault;
 	int drop_body;     /* a PUT's or DELETE's answer: its status only */
 };
 
@@ -116,7 +107,7 @@ static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
 	int k = 0;
 
 	if (depth && strcmp(depth, "0") && strcmp(depth, "1")) {
-		req_error(r, 400, "bad_request", "Depth is 0 or 1.");
+		req_error(r, ERR_BAD_REQUEST, "Depth is 0 or 1.");
 		return -1;
 	}
 	if (depth) {
@@ -132,7 +123,7 @@ static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
 			if (!value_ok(v) || strncasecmp(v, "text/vcard", 10))
 				continue;
 		} else if (!value_ok(v)) {
-			req_error(r, 400, "bad_request", "A condition header is too long "
+			req_error(r, ERR_BAD_REQUEST, "A condition header is too long "
 			    "or not plain text.");
 			return -1;
 		}
@@ -150,7 +141,7 @@ static size_t dav_read(char *p, size_t n, void *ctx)
 	long got = req_read_max(x->r, p, n, x->r->app->cfg.max_request);
 
 	if (got < 0) {
-		x->fault = got == REQ_TOO_LARGE ? DF_TOO_LARGE : DF_CLIENT;
+		fault_read(&x->fault, got, NULL);
 		return (size_t)-1;
 	}
 	return (size_t)got;
@@ -167,14 +158,14 @@ static int dav_head(const struct up_head *h, void *ctx)
 
 	/* The JMAP relay judges the session's credentials: a DAV tree behind
 	 * other authentication must not sign the user out at every load. */
-	x->status = h->status == 401 ? 403 : h->status;
+	x->fault.status = h->status == 401 ? 403 : h->status;
 	if (h->status >= 400 && h->status < 500 && req_status_text((int)h->status)) {
-		x->fault = DF_REFUSED;
+		fault_set(&x->fault, ERR_DAV_REFUSED, NULL);
 		return -1;
 	}
 	if (h->status < 200 || h->status >= 300 || h->content_encoding[0] ||
 	    req_status_text((int)h->status) == NULL) {
-		x->fault = DF_BAD_UPSTREAM;
+		fault_set(&x->fault, ERR_UPSTREAM, NULL);
 		return -1;
 	}
 	/* A body goes on only as XML or vCard, and a GET's only as a vCard
@@ -183,7 +174,7 @@ static int dav_head(const struct up_head *h, void *ctx)
 	x->drop_body = writes && !typed;
 	if (!x->drop_body && h->status != 204 && h->content_length != 0 &&
 	    (!typed || (!strcmp(r->method, "GET") && strncasecmp(h->content_type, "text/vcard", 10)))) {
-		x->fault = DF_BAD_UPSTREAM;
+		fault_set(&x->fault, ERR_UPSTREAM, NULL);
 		return -1;
 	}
 	sess_accepted(r->sess, r->now);
@@ -202,34 +193,6 @@ static int dav_body(const char *p, size_t n, void *ctx)
 	return x->drop_body ? 0 : req_write(x->r, p, n);
 }
 
-static void dav_finish(struct dav *x, int res)
-{
-	struct req *r = x->r;
-	char msg[96];
-
-	switch (x->fault) {
-	case DF_TOO_LARGE:
-		req_error(r, 413, "too_large", "The request is too large.");
-		return;
-	case DF_CLIENT:
-		req_error(r, 400, "bad_request", "The request body could not be read.");
-		return;
-	case DF_REFUSED:
-		snprintf(msg, sizeof(msg), "The address book server refused the "
-		    "request (%ld).", x->status);
-		req_error(r, (int)x->status, "dav_refused", msg);
-		return;
-	case DF_BAD_UPSTREAM:
-		log_warn("dav: upstream answered %ld", x->status);
-		req_error(r, 502, "upstream_error", "The mail server answered with an error.");
-		return;
-	case DF_NONE:
-		break;
-	}
-	if (res != UP_OK)
-		serve_upstream_failed(r, res);
-}
-
 /* A body comes with the request: a length, or chunks. */
 static int has_body(const struct req *r)
 {
@@ -242,24 +205,24 @@ static int dav_request_ok(struct req *r, const char *rest)
 	const char *type = req_param(r, "CONTENT_TYPE");
 
 	if (!cfg_carddav_on(&r->app->cfg)) {
-		req_error(r, 404, "not_found", "No address book is set up here.");
+		req_error(r, ERR_NOT_FOUND, "No address book is set up here.");
 		return -1;
 	}
 	if (dav_path_ok(rest) == -1) {
-		req_error(r, 400, "bad_request", "Not a path of the address book.");
+		req_error(r, ERR_BAD_REQUEST, "Not a path of the address book.");
 		return -1;
 	}
 	if (has_body(r) && (!strcmp(r->method, "GET") || !strcmp(r->method, "DELETE"))) {
-		req_error(r, 400, "bad_request", "A GET or DELETE has no body.");
+		req_error(r, ERR_BAD_REQUEST, "A GET or DELETE has no body.");
 		return -1;
 	}
 	if (has_body(r) && (type == NULL || !dav_type_ok(type))) {
-		req_error(r, 415, "unsupported_media_type",
+		req_error(r, ERR_MEDIA_TYPE,
 		    "Address book requests are XML or vCard.");
 		return -1;
 	}
 	if (r->content_length > r->app->cfg.max_request) {
-		req_error(r, 413, "too_large", "The request is too large.");
+		req_error(r, ERR_TOO_LARGE, NULL);
 		return -1;
 	}
 	return 0;
@@ -277,11 +240,11 @@ void dav_handle(struct req *r)
 		return;
 	if ((size_t)snprintf(path, sizeof(path), "%s%s", r->app->cfg.carddav_path,
 	    rest) >= sizeof(path)) {
-		req_error(r, 414, "too_large", "The request's address is too long.");
+		req_error(r, ERR_URI_TOO_LONG, NULL);
 		return;
 	}
 	if ((url = upstream_join(&r->app->cfg, path)) == NULL) {
-		req_error(r, 500, "internal_error", "Out of memory.");
+		req_error(r, ERR_INTERNAL, "Out of memory.");
 		return;
 	}
 	memset(&x, 0, sizeof(x));
@@ -299,6 +262,6 @@ void dav_handle(struct req *r)
 	c.on_body = dav_body;
 	c.ctx = &x;
 	res = upstream_call(r->app->up, &c);
-	dav_finish(&x, res);
+	fault_finish(r, &x.fault, res);
 	free(url);
 }

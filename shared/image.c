@@ -12,6 +12,7 @@
 
 #include "addr.h"
 #include "blob.h"
+#include "fault.h"
 #include "log.h"
 #include "pct.h"
 #include "upstream.h"
@@ -22,14 +23,9 @@
 #define IMAGE_CONNECT_TIMEOUT 5
 #define IMAGE_TYPE_MAX 32
 
-enum image_fault {
-	IF_NONE,
-	IF_REDIRECT,       /* a redirect to follow: location is set */
-	IF_TYPE,           /* not one of the image types */
-	IF_TOO_LARGE,
-	IF_ENCODING,       /* compressed although identity was asked for */
-	IF_STATUS          /* any other answer than 200 */
-};
+#define TOO_LARGE "The image is too large."
+#define TOO_SLOW "The image's server did not answer in time."
+#define NOT_PUBLIC "The image's address is not public."
 
 /* What resolving a host gave. */
 enum image_where {
@@ -51,8 +47,8 @@ struct image {
 	struct req *r;
 	struct addr pinned;
 	int allow_loopback;
-	enum image_fault fault;
-	long status;
+	struct fault fault;
+	int redirect;       /* to follow: location is set */
 	char location[IMAGE_URL_MAX + 1];
 };
 
@@ -226,20 +222,27 @@ static int image_head(const struct up_head *h, void *ctx)
 	struct req *r = x->r;
 	char type[IMAGE_TYPE_MAX], len[32];
 
-	x->status = h->status;
+	x->fault.status = h->status;
 	if (is_redirect(h->status) && h->location[0]) {
 		snprintf(x->location, sizeof(x->location), "%s", h->location);
-		x->fault = IF_REDIRECT;
-	} else if (h->status != 200)
-		x->fault = IF_STATUS;
+		x->redirect = 1;
+		return -1;
+	}
+	if (h->status == 404 || h->status == 410)
+		fault_set(&x->fault, ERR_NOT_FOUND, "The image does not exist.");
+	else if (h->status != 200)
+		fault_set(&x->fault, ERR_UPSTREAM,
+		    "The image's server answered with an error.");
 	else if (image_type(h->content_type, type) == -1)
-		x->fault = IF_TYPE;
+		fault_set(&x->fault, ERR_MEDIA_TYPE,
+		    "This is not an image postern passes on.");
 	else if (h->content_encoding[0] &&
 	    strcasecmp(h->content_encoding, "identity"))
-		x->fault = IF_ENCODING;
+		fault_set(&x->fault, ERR_UPSTREAM,
+		    "The image's server sent it encoded.");
 	else if (h->content_length > r->app->cfg.image_proxy_max)
-		x->fault = IF_TOO_LARGE;
-	if (x->fault != IF_NONE)
+		fault_set(&x->fault, ERR_TOO_LARGE, TOO_LARGE);
+	if (x->fault.err != ERR_NONE)
 		return -1;
 	req_header(r, "Content-Type", type);
 	req_header(r, "Content-Security-Policy", BLOB_CSP);
@@ -257,42 +260,31 @@ static int image_body(const char *p, size_t n, void *ctx)
 	return req_write(x->r, p, n);
 }
 
-static void image_finish(struct image *x, int res)
+/* What kept the origin from answering, in the image's words. */
+static void image_res_fault(struct fault *f, int res)
 {
-	struct req *r = x->r;
-
-	switch (x->fault) {
-	case IF_TYPE:
-		req_error(r, 415, "unsupported_media_type",
-		    "This is not an image postern passes on.");
-		return;
-	case IF_TOO_LARGE:
-		req_error(r, 413, "too_large", "The image is too large.");
-		return;
-	case IF_STATUS:
-		if (x->status == 404 || x->status == 410)
-			req_error(r, 404, "not_found", "The image does not exist.");
-		else
-			req_error(r, 502, "upstream_error",
-			    "The image's server answered with an error.");
-		return;
-	case IF_ENCODING:
-		req_error(r, 502, "upstream_error", "The image's server sent it encoded.");
-		return;
-	case IF_REDIRECT:
-	case IF_NONE:
+	switch (res) {
+	case UP_TOO_LARGE:
+		fault_set(f, ERR_TOO_LARGE, TOO_LARGE);
+		break;
+	case UP_TIMEOUT:
+		fault_set(f, ERR_UPSTREAM_TIMEOUT, TOO_SLOW);
+		break;
+	case UP_REFUSED:
+		fault_set(f, ERR_PRIVATE_ADDRESS, NOT_PUBLIC);
+		break;
+	default:
+		fault_set(f, ERR_UPSTREAM, "The image's server could not be reached.");
 		break;
 	}
-	if (res == UP_OK || r->client_gone)
-		return;
-	if (res == UP_TOO_LARGE)
-		req_error(r, 413, "too_large", "The image is too large.");
-	else if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The image's server did not answer in time.");
-	else if (res == UP_REFUSED)
-		req_error(r, 403, "private_address", "The image's address is not public.");
-	else
-		req_error(r, 502, "upstream_error", "The image's server could not be reached.");
+}
+
+static void image_finish(struct image *x, int res)
+{
+	if (x->fault.err == ERR_NONE && res != UP_OK)
+		image_res_fault(&x->fault, res);
+	if (x->fault.err != ERR_NONE && !x->r->client_gone)
+		fault_finish(x->r, &x->fault, UP_OK);
 }
 
 /* Answers what resolving refused; 0 when the host may be fetched. */
@@ -302,13 +294,13 @@ static int image_where_error(struct req *r, enum image_where w)
 	case IW_OK:
 		return 0;
 	case IW_BAD:
-		req_error(r, 400, "bad_request", "The image's host is not valid.");
+		req_error(r, ERR_BAD_REQUEST, "The image's host is not valid.");
 		break;
 	case IW_REFUSED:
-		req_error(r, 403, "private_address", "The image's address is not public.");
+		req_error(r, ERR_PRIVATE_ADDRESS, NOT_PUBLIC);
 		break;
 	case IW_UNKNOWN:
-		req_error(r, 502, "upstream_error", "The image's host name does not resolve.");
+		req_error(r, ERR_UPSTREAM, "The image's host name does not resolve.");
 		break;
 	}
 	return -1;
@@ -328,7 +320,7 @@ static int image_hop(struct req *r, struct image *x, const struct image_url *u,
 	memset(x, 0, sizeof(*x));
 	x->r = r;
 	if (left < 1) {
-		req_error(r, 504, "upstream_timeout", "The image's server did not answer in time.");
+		req_error(r, ERR_UPSTREAM_TIMEOUT, TOO_SLOW);
 		return 0;
 	}
 	x->allow_loopback = cf->image_proxy_allow_loopback_for_tests;
@@ -336,7 +328,7 @@ static int image_hop(struct req *r, struct image *x, const struct image_url *u,
 	    image_resolve(u, &x->pinned, x->allow_loopback)) == -1)
 		return 0;
 	if (addr_format(&x->pinned, host, sizeof(host)) == -1) {
-		req_error(r, 500, "internal_error", "The image's address cannot be used.");
+		req_error(r, ERR_INTERNAL, "The image's address cannot be used.");
 		return 0;
 	}
 	snprintf(pin, sizeof(pin), "::%s:%ld", host, u->port);
@@ -355,7 +347,7 @@ static int image_hop(struct req *r, struct image *x, const struct image_url *u,
 	c.connect_timeout = left < IMAGE_CONNECT_TIMEOUT ? left :
 	    IMAGE_CONNECT_TIMEOUT;
 	res = upstream_call(r->app->up, &c);
-	if (x->fault == IF_REDIRECT)
+	if (x->redirect)
 		return 1;
 	image_finish(x, res);
 	return 0;
@@ -371,7 +363,7 @@ void image_handle(struct req *r)
 	int hop;
 
 	if (!cf->image_proxy) {
-		req_error(r, 404, "not_found", "The image proxy is turned off.");
+		req_error(r, ERR_NOT_FOUND, "The image proxy is turned off.");
 		return;
 	}
 	if (cf->image_proxy_allow_loopback_for_tests)
@@ -379,17 +371,17 @@ void image_handle(struct req *r)
 		    "never on a real server");
 	if (pct_query(r->query, "url", in, sizeof(in)) != 1 ||
 	    image_parse_url(NULL, in, &u) == -1) {
-		req_error(r, 400, "bad_request", "url is not an http(s) address.");
+		req_error(r, ERR_BAD_REQUEST, "url is not an http(s) address.");
 		return;
 	}
 	deadline = time(NULL) + cf->image_proxy_timeout;
 	for (hop = 0; image_hop(r, &x, &u, deadline) == 1; hop++) {
 		if (hop == IMAGE_REDIRECTS) {
-			req_error(r, 502, "upstream_error", "The image was redirected too often.");
+			req_error(r, ERR_UPSTREAM, "The image was redirected too often.");
 			break;
 		}
 		if (image_parse_url(u.url, x.location, &next) == -1) {
-			req_error(r, 502, "upstream_error",
+			req_error(r, ERR_UPSTREAM,
 			    "The image was redirected to an address that is not allowed.");
 			break;
 		}

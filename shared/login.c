@@ -93,7 +93,7 @@ static json_object *read_body(struct req *r, struct login *l)
 	l->remember = js_bool(o, "remember", 0);
 	if (!l->user || !l->pass || !valid_user(l->user) || !*l->pass ||
 	    strlen(l->pass) > PASS_MAX) {
-		req_error(r, 400, "bad_request",
+		req_error(r, ERR_BAD_REQUEST,
 		    "A username and a password are required.");
 		json_object_put(o);
 		return NULL;
@@ -227,11 +227,11 @@ static int collect(const char *p, size_t n, void *ctx)
 static void upstream_failed(struct req *r, int res, long status)
 {
 	if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The mail server did not "
+		req_error(r, ERR_UPSTREAM_TIMEOUT, "The mail server did not "
 		    "answer in time. This is not a problem with your password; "
 		    "please try again later.");
 	else
-		req_error(r, 502, "upstream_error", "The mail server could not "
+		req_error(r, ERR_UPSTREAM, "The mail server could not "
 		    "be reached. This is not a problem with your password; "
 		    "please try again later.");
 	log_warn("sign-in: upstream failed (result %d, status %ld)", res, status);
@@ -261,7 +261,7 @@ static void start_session(struct req *r, const struct login *l,
 	int rc;
 
 	if (login_rewrite(&r->app->cfg, doc, base, urls) == -1) {
-		req_error(r, 502, "upstream_error",
+		req_error(r, ERR_UPSTREAM,
 		    "The mail server's session document is not usable.");
 		return;
 	}
@@ -302,7 +302,7 @@ static void check_upstream(struct req *r, struct login *l)
 	if ((url = upstream_join(&r->app->cfg,
 	    r->app->cfg.upstream_session_path)) == NULL) {
 		login_settle(r->app, &l->at, 0);
-		req_error(r, 500, "internal_error", "The upstream URL is not valid.");
+		req_error(r, ERR_INTERNAL, "The upstream URL is not valid.");
 		return;
 	}
 	buf_init(&body, SESSION_DOC_MAX);
@@ -328,7 +328,7 @@ static void check_upstream(struct req *r, struct login *l)
 		upstream_failed(r, res, status);
 	} else if (wrong) {
 		log_info("sign-in failed for %s", r->ip);
-		req_error(r, 401, "invalid_credentials", "Wrong username or password.");
+		req_error(r, ERR_INVALID_CREDENTIALS, NULL);
 	} else if (status != 200 || (doc = js_parse(buf_str(&body), body.len)) == NULL) {
 		upstream_failed(r, UP_ERROR, status);
 	} else {

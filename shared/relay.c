@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fault.h"
 #include "gz.h"
 #include "js.h"
-#include "log.h"
 #include "sess.h"
 #include "upstream.h"
 
@@ -16,21 +16,14 @@
  * sends it with the request head in one write; a larger one streams. */
 #define RELAY_WHOLE_MAX (64 * 1024)
 
-enum relay_fault {
-	RF_NONE,
-	RF_TOO_LARGE,      /* the body passed max_request */
-	RF_BAD_JSON,
-	RF_CLIENT,         /* reading the browser's body failed */
-	RF_UNAUTHORIZED,   /* the JMAP server refused the credentials */
-	RF_BAD_UPSTREAM    /* the JMAP server answered with an error */
-};
+#define TOO_LARGE "The JMAP request is too large."
+#define NOT_JSON "The JMAP request is not a JSON object."
 
 struct relay {
 	struct req *r;
 	struct js_check chk;
 	struct gz gz;
-	enum relay_fault fault;
-	long upstream_status;
+	struct fault fault;
 	int client_gzip;
 };
 
@@ -41,18 +34,18 @@ static size_t relay_read(char *p, size_t n, void *ctx)
 	long got = req_read_max(r, p, n, r->app->cfg.max_request);
 
 	if (got < 0) {
-		x->fault = got == REQ_TOO_LARGE ? RF_TOO_LARGE : RF_CLIENT;
+		fault_read(&x->fault, got, TOO_LARGE);
 		return (size_t)-1;
 	}
 	if (js_check_feed(&x->chk, p, (size_t)got) == -1) {
-		x->fault = RF_BAD_JSON;
+		fault_set(&x->fault, ERR_BAD_REQUEST, NOT_JSON);
 		return (size_t)-1;
 	}
 	/* libcurl stops asking once the declared length is sent, so the last
 	 * byte, not a read of 0, is where the body must be complete. */
 	if ((got == 0 || r->body_read == r->content_length) &&
 	    js_check_end(&x->chk) == -1) {
-		x->fault = RF_BAD_JSON;
+		fault_set(&x->fault, ERR_BAD_REQUEST, NOT_JSON);
 		return (size_t)-1;
 	}
 	return (size_t)got;
@@ -66,7 +59,7 @@ static int read_whole(struct relay *x, struct buf *b)
 	char none, *p = &none;
 
 	if (n && (p = buf_extend(b, n)) == NULL) {
-		x->fault = RF_TOO_LARGE;
+		fault_set(&x->fault, ERR_TOO_LARGE, TOO_LARGE);
 		return -1;
 	}
 	do {
@@ -89,16 +82,16 @@ static int relay_head(const struct up_head *h, void *ctx)
 	struct relay *x = ctx;
 	struct req *r = x->r;
 
-	x->upstream_status = h->status;
+	x->fault.status = h->status;
 	if (h->status == 401) {
-		x->fault = RF_UNAUTHORIZED;
+		fault_set(&x->fault, ERR_SESSION_REFUSED, NULL);
 		return -1;
 	}
 	if (h->status >= 200 && h->status < 300)
 		sess_accepted(r->sess, r->now);
 	if (h->status >= 500 || h->status < 200 || !is_json_type(h->content_type) ||
 	    req_status_text((int)h->status) == NULL) {
-		x->fault = RF_BAD_UPSTREAM;
+		fault_set(&x->fault, ERR_UPSTREAM, NULL);
 		return -1;
 	}
 	req_status(r, (int)h->status);
@@ -110,7 +103,8 @@ static int relay_head(const struct up_head *h, void *ctx)
 	if (!strcmp(h->content_encoding, "gzip") && x->client_gzip)
 		req_header(r, "Content-Encoding", "gzip");
 	else if (h->content_encoding[0]) {
-		x->fault = RF_BAD_UPSTREAM;  /* an encoding we did not ask for */
+		/* an encoding we did not ask for */
+		fault_set(&x->fault, ERR_UPSTREAM, NULL);
 		return -1;
 	} else if (x->client_gzip) {
 		if (gz_start(&x->gz) == -1)
@@ -131,32 +125,10 @@ static int relay_body(const char *p, size_t n, void *ctx)
 
 static void relay_finish(struct relay *x, int res)
 {
-	struct req *r = x->r;
-
-	switch (x->fault) {
-	case RF_TOO_LARGE:
-		req_error(r, 413, "too_large", "The JMAP request is too large.");
-		return;
-	case RF_BAD_JSON:
-		req_error(r, 400, "bad_request", "The JMAP request is not a JSON object.");
-		return;
-	case RF_CLIENT:
-		req_error(r, 400, "bad_request", "The request body could not be read.");
-		return;
-	case RF_UNAUTHORIZED:
-		serve_session_refused(r);
-		return;
-	case RF_BAD_UPSTREAM:
-		log_warn("jmap: upstream answered %ld", x->upstream_status);
-		req_error(r, 502, "upstream_error", "The mail server answered with an error.");
-		return;
-	case RF_NONE:
-		break;
-	}
-	if (res != UP_OK)
-		serve_upstream_failed(r, res);
+	if (x->fault.err != ERR_NONE || res != UP_OK)
+		fault_finish(x->r, &x->fault, res);
 	else if (x->gz.on)
-		gz_write(&x->gz, r, "", 0, 1);
+		gz_write(&x->gz, x->r, "", 0, 1);
 }
 
 void relay_handle(struct req *r)
@@ -169,19 +141,19 @@ void relay_handle(struct req *r)
 
 	if (req_media_type(r, type, sizeof(type)) == -1 ||
 	    strcmp(type, "application/json")) {
-		req_error(r, 415, "unsupported_media_type",
+		req_error(r, ERR_MEDIA_TYPE,
 		    "JMAP requests are application/json.");
 		return;
 	}
 	if (r->content_length > r->app->cfg.max_request) {
-		req_error(r, 413, "too_large", "The JMAP request is too large.");
+		req_error(r, ERR_TOO_LARGE, TOO_LARGE);
 		return;
 	}
 	memset(&x, 0, sizeof(x));
 	x.r = r;
 	x.client_gzip = r->app->cfg.compress && req_accepts_gzip(r);
 	if (js_check_init(&x.chk) == -1) {
-		req_error(r, 500, "internal_error", "Out of memory.");
+		req_error(r, ERR_INTERNAL, "Out of memory.");
 		return;
 	}
 	memset(&c, 0, sizeof(c));

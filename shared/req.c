@@ -214,11 +214,11 @@ int req_init(struct req *r, struct app *a, const struct req_io *io)
 	client_ip(r);
 	detect_https(r);
 	if (parse_target(r) == -1) {
-		req_error(r, 400, "bad_request", "The request target is not valid.");
+		req_error(r, ERR_BAD_REQUEST, "The request target is not valid.");
 		return -1;
 	}
 	if (parse_length(r) == -1) {
-		req_error(r, 400, "bad_request", "Content-Length is not valid.");
+		req_error(r, ERR_BAD_REQUEST, "Content-Length is not valid.");
 		return -1;
 	}
 	return 0;
@@ -369,7 +369,7 @@ json_object *req_json_body(struct req *r, size_t max, const char *what,
 	    strcmp(type, "application/json")) {
 		snprintf(msg, sizeof(msg), "%s must be sent as application/json.",
 		    what);
-		req_error(r, 415, "unsupported_media_type", msg);
+		req_error(r, ERR_MEDIA_TYPE, msg);
 		return NULL;
 	}
 	buf_init(&b, max);
@@ -386,8 +386,7 @@ json_object *req_json_body(struct req *r, size_t max, const char *what,
 	else if (o == NULL)
 		snprintf(msg, sizeof(msg), "%s must be one JSON object.", what);
 	if (o == NULL)
-		req_error(r, rc == -1 ? 413 : 400, rc == -1 ? "too_large" :
-		    "bad_request", msg);
+		req_error(r, rc == -1 ? ERR_TOO_LARGE : ERR_BAD_REQUEST, msg);
 	return o;
 }
 
@@ -493,21 +492,28 @@ void req_json(struct req *r, int status, json_object *o)
 	req_end(r);
 }
 
-void req_error(struct req *r, int status, const char *code, const char *msg)
+void req_error_status(struct req *r, enum err e, int status, const char *msg)
 {
-	json_object *o = json_object_new_object();
+	const struct err_entry *t = err_entry(e);
+	json_object *o;
 
 	if (r->head_sent) {
 		/* Too late for a status: the client sees a cut body. */
 		log_warn("%s %s: %s after the response began", r->method,
-		    r->path, code);
-		json_object_put(o);
+		    r->path, t->code);
 		return;
 	}
-	json_object_object_add(o, "error", json_object_new_string(code));
-	json_object_object_add(o, "message", json_object_new_string(msg));
+	o = json_object_new_object();
+	json_object_object_add(o, "error", json_object_new_string(t->code));
+	json_object_object_add(o, "message",
+	    json_object_new_string(msg ? msg : t->message));
 	req_json(r, status, o);
 	json_object_put(o);
+}
+
+void req_error(struct req *r, enum err e, const char *msg)
+{
+	req_error_status(r, e, err_entry(e)->status, msg);
 }
 
 void req_rate_limited(struct req *r, long retry_after)
@@ -516,6 +522,5 @@ void req_rate_limited(struct req *r, long retry_after)
 
 	snprintf(v, sizeof(v), "%ld", retry_after > 0 ? retry_after : 1);
 	req_header(r, "Retry-After", v);
-	req_error(r, 429, "rate_limited",
-	    "Too many requests. Please wait and try again.");
+	req_error(r, ERR_RATE_LIMITED, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "buf.h"
+#include "err.h"
 
 #define REQ_PATH_MAX 1024
 #define REQ_IP_MAX 64
@@ -112,8 +113,12 @@ int req_write(struct req *r, const void *p, size_t n);
 int req_end(struct req *r);
 /* A whole JSON response; the object stays the caller's. */
 void req_json(struct req *r, int status, json_object *o);
-/* {"error": code, "message": msg} with status. */
-void req_error(struct req *r, int status, const char *code, const char *msg);
+/* {"error": code, "message": msg} with e's code and status (err.h);
+ * msg NULL: the table's message. */
+void req_error(struct req *r, enum err e, const char *msg);
+/* The same with a status of the caller's (ERR_DAV_REFUSED: the address
+ * book server's own 4xx). */
+void req_error_status(struct req *r, enum err e, int status, const char *msg);
 /* 429 with Retry-After. */
 void req_rate_limited(struct req *r, long retry_after);
 

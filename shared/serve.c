@@ -68,7 +68,7 @@ static void method_not_allowed(struct req *r, const struct route *routes)
 			strcat(allow, rt->method);
 		}
 	req_header(r, "Allow", allow);
-	req_error(r, 405, "method_not_allowed", "This method is not allowed here.");
+	req_error(r, ERR_METHOD, NULL);
 }
 
 /* Browsers say where a request comes from; anything but our own origin or
@@ -96,7 +96,7 @@ static int load_session(struct req *r)
 		return -1;
 	}
 	serve_clear_cookie(r);
-	req_error(r, 401, "unauthenticated", "Please sign in.");
+	req_error(r, ERR_UNAUTHENTICATED, NULL);
 	return -1;
 }
 
@@ -105,8 +105,7 @@ void serve_session_refused(struct req *r)
 	sess_refused(r->app, r->sess->id);
 	r->sess->ended = 1;
 	serve_clear_cookie(r);
-	req_error(r, 401, "unauthenticated",
-	    "The mail server no longer accepts this sign-in. Please sign in again.");
+	req_error(r, ERR_SESSION_REFUSED, NULL);
 }
 
 /* Asks the session resource with the session's credentials, the cheapest
@@ -173,10 +172,10 @@ static int session_good(struct req *r)
 	if (!strcmp(r->method, "GET") || !strcmp(r->method, "HEAD"))
 		return 1;
 	if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The mail server did not "
+		req_error(r, ERR_UPSTREAM_TIMEOUT, "The mail server did not "
 		    "answer in time to confirm this sign-in. Please try again.");
 	else
-		req_error(r, 502, "upstream_error", "The mail server could not "
+		req_error(r, ERR_UPSTREAM, "The mail server could not "
 		    "confirm this sign-in. Please try again.");
 	return 0;
 }
@@ -208,15 +207,14 @@ void serve_dispatch(struct req *r, const struct route *routes)
 	int known;
 
 	if (cross_site(r)) {
-		req_error(r, 403, "cross_site_request",
-		    "Requests from other sites are refused.");
+		req_error(r, ERR_CROSS_SITE, NULL);
 		return;
 	}
 	if ((rt = find_route(routes, r->path, r->method, &known)) == NULL) {
 		if (known)
 			method_not_allowed(r, routes);
 		else
-			req_error(r, 404, "not_found", "No such API endpoint.");
+			req_error(r, ERR_NOT_FOUND, "No such API endpoint.");
 		return;
 	}
 	if (app_db(r->app) == -1) {
@@ -226,8 +224,7 @@ void serve_dispatch(struct req *r, const struct route *routes)
 	csrf = req_param(r, SERVE_CSRF_PARAM);
 	if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") &&
 	    (csrf == NULL || *csrf == '\0')) {
-		req_error(r, 403, "missing_csrf_header",
-		    "The X-Postern-CSRF header is required.");
+		req_error(r, ERR_MISSING_CSRF, NULL);
 		return;
 	}
 	if ((rt->flags & ROUTE_SESSION) && load_session(r) == -1)
@@ -247,16 +244,15 @@ out:
 void serve_store_failed(struct req *r)
 {
 	req_header(r, "Retry-After", "5");
-	req_error(r, 503, "service_unavailable", "postern's database is busy "
-	    "or unavailable. Please try again in a moment.");
+	req_error(r, ERR_UNAVAILABLE, NULL);
 }
 
 void serve_upstream_failed(struct req *r, int res)
 {
 	if (res == UP_TIMEOUT)
-		req_error(r, 504, "upstream_timeout", "The mail server did not answer in time.");
+		req_error(r, ERR_UPSTREAM_TIMEOUT, NULL);
 	else
-		req_error(r, 502, "upstream_error", "The mail server could not be reached.");
+		req_error(r, ERR_UPSTREAM, "The mail server could not be reached.");
 }
 
 void serve_clear_cookie(struct req *r)

@@ -374,7 +374,7 @@ void settings_get(struct req *r)
 	json_object *o;
 
 	if (settings_load(r->app, r->sess->account, &o) == -1) {
-		req_error(r, 500, "internal_error", "The settings could not be read.");
+		req_error(r, ERR_INTERNAL, "The settings could not be read.");
 		return;
 	}
 	req_json(r, 200, o);
@@ -391,11 +391,11 @@ void settings_put(struct req *r)
 	o = settings_check(in, err, sizeof(err));
 	json_object_put(in);
 	if (o == NULL) {
-		req_error(r, 400, "invalid_settings", err);
+		req_error(r, ERR_INVALID_SETTINGS, err);
 		return;
 	}
 	if (settings_store(r->app, r->sess->account, o, r->now) == -1) {
-		req_error(r, 500, "internal_error", "The settings could not be saved.");
+		req_error(r, ERR_INTERNAL, "The settings could not be saved.");
 	} else {
 		req_json(r, 200, o);
 	}

@@ -1,0 +1,42 @@
+#include "fault.h"
+
+#include "log.h"
+#include "serve.h"
+#include "upstream.h"
+
+void fault_set(struct fault *f, enum err e, const char *msg)
+{
+	f->err = e;
+	f->msg = msg;
+}
+
+void fault_read(struct fault *f, long got, const char *too_msg)
+{
+	if (got == REQ_TOO_LARGE)
+		fault_set(f, ERR_TOO_LARGE, too_msg);
+	else
+		fault_set(f, ERR_BAD_REQUEST, "The request body could not be read.");
+}
+
+void fault_finish(struct req *r, const struct fault *f, int res)
+{
+	switch (f->err) {
+	case ERR_NONE:
+		if (res != UP_OK && !r->client_gone)
+			serve_upstream_failed(r, res);
+		return;
+	case ERR_SESSION_REFUSED:
+		serve_session_refused(r);
+		return;
+	case ERR_DAV_REFUSED:
+		req_error_status(r, f->err, (int)f->status, f->msg);
+		return;
+	case ERR_UPSTREAM:
+		if (f->status)
+			log_warn("%s: the server answered %ld", r->path, f->status);
+		break;
+	default:
+		break;
+	}
+	req_error(r, f->err, f->msg);
+}
