@@ -151,7 +151,7 @@ int admin_push(struct app *a, time_t now, FILE *out)
 {
 	fprintf(out, "pushd: %s (%s)\n", usock_alive(a->cfg.pushd_socket) ?
 	    "running" : "not running: the app polls", a->cfg.pushd_socket);
-	fprintf(out, "push_mode: %s\n", a->cfg.push_mode);
+	fprintf(out, "push_mode: %s\n", cfg_push_modes[a->cfg.push_mode]);
 	if (print_modes(a, out) == -1 || print_subs(a, now, out) == -1)
 		return -1;
 	return 0;

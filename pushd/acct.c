@@ -745,7 +745,7 @@ static void acct_relay_start(struct acct *a)
  * "subscription" subscribe when push_public_url allows. */
 static void acct_start(struct acct *a)
 {
-	const char *want = a->pd->app.cfg.push_mode;
+	int want = a->pd->app.cfg.push_mode;
 
 	a->mode = ACCT_POLL;
 	if (sub_enabled(a->pd)) {
@@ -765,7 +765,7 @@ static void acct_start(struct acct *a)
 			return;
 		}
 	}
-	if (strcmp(want, "poll") && *a->event_url) {
+	if (want != CFG_PUSH_POLL && *a->event_url) {
 		/* Relay until the stream says otherwise: a server without
 		 * one (not 200 text/event-stream) makes it poll. */
 		acct_relay_start(a);
@@ -1266,7 +1266,7 @@ static int sub_enabled(struct pushd *pd)
 	const struct cfg *c = &pd->app.cfg;
 
 	return c->push_public_url && !strncmp(c->push_public_url, "https://", 8) &&
-	    (!strcmp(c->push_mode, "auto") || !strcmp(c->push_mode, "subscription"));
+	    (c->push_mode == CFG_PUSH_AUTO || c->push_mode == CFG_PUSH_SUBSCRIPTION);
 }
 
 /* The deviceClientId of this installation: the same for every account, so
@@ -1326,7 +1326,7 @@ static void sub_lost(struct acct *a)
 	if (a->mode == ACCT_SUBSCRIPTION && a->ntabs) {
 		a->mode = ACCT_RELAY;
 		acct_dirty(a);
-		if (*a->event_url && strcmp(a->pd->app.cfg.push_mode, "poll"))
+		if (*a->event_url && a->pd->app.cfg.push_mode != CFG_PUSH_POLL)
 			acct_relay_start(a);
 		else
 			acct_use_poll(a);

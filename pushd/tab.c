@@ -253,7 +253,7 @@ void tab_handle(struct req *r)
 	unsigned retry_s;
 	uint64_t now = ev_clock();
 
-	if (!strcmp(pd->app.cfg.push_mode, "off")) {
+	if (pd->app.cfg.push_mode == CFG_PUSH_OFF) {
 		req_error(r, ERR_NOT_FOUND, "Push is turned off.");
 		return;
 	}

@@ -38,7 +38,7 @@ void visible_handle(struct req *r)
 	json_object *o;
 	int v, n;
 
-	if (!strcmp(pd->app.cfg.push_mode, "off")) {
+	if (pd->app.cfg.push_mode == CFG_PUSH_OFF) {
 		req_error(r, ERR_NOT_FOUND, "Push is turned off.");
 		return;
 	}

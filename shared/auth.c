@@ -85,7 +85,7 @@ static void config(struct req *r)
 	/* Push is promised only when pushd is there to keep it: else the app
 	 * polls from the start instead of trying a stream that fails. */
 	json_object_object_add(f, "push", json_object_new_boolean(
-	    strcmp(c->push_mode, "off") != 0 && usock_alive(c->pushd_socket)));
+	    c->push_mode != CFG_PUSH_OFF && usock_alive(c->pushd_socket)));
 	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
 	json_object_object_add(f, "contacts", json_object_new_boolean(cfg_carddav_on(c)));
 	/* The app maps the server's hrefs below it back under /api/dav/. */

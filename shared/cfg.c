@@ -17,59 +17,90 @@ struct cfg_key {
 	size_t off;
 	long long min, max;          /* for numbers */
 	const char *const *choices;  /* for enums; index is the value */
+	const char *def;             /* the default, as written; NULL: none */
 };
 
 static const char *const secure_choices[] = { "auto", "yes", "no", NULL };
 static const char *const level_choices[] = { "error", "warning", "info", "debug", NULL };
-static const char *const push_choices[] = { "auto", "subscription", "relay", "poll", "off", NULL };
+const char *const cfg_push_modes[] = { "auto", "subscription", "relay", "poll", "off", NULL };
+
+static int set_value(struct cfg *c, const struct cfg_key *k, const char *value);
 
 #define O(f) offsetof(struct cfg, f)
 #define DAY (86400LL)
 static const struct cfg_key cfg_keys[] = {
-	{ "name", T_STR, O(name), 0, 0, NULL },
-	{ "upstream", T_URL, O(upstream), 0, 0, NULL },
-	{ "upstream_session_path", T_STR, O(upstream_session_path), 0, 0, NULL },
-	{ "carddav_path", T_STR, O(carddav_path), 0, 0, NULL },
-	{ "upstream_follow_advertised", T_BOOL, O(upstream_follow_advertised), 0, 0, NULL },
-	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL },
-	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL },
-	{ "upstream_timeout", T_DURATION, O(upstream_timeout), 1, 3600, NULL },
-	{ "login_timeout", T_DURATION, O(login_timeout), 1, 300, NULL },
-	{ "state_db", T_STR, O(state_db), 0, 0, NULL },
-	{ "secret_file", T_STR, O(secret_file), 0, 0, NULL },
-	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL },
-	{ "session_remember_idle", T_DURATION, O(session_remember_idle), 60, 365 * DAY, NULL },
-	{ "session_lifetime", T_DURATION, O(session_lifetime), 60, 3650 * DAY, NULL },
-	{ "session_recheck", T_DURATION, O(session_recheck), 1, 3600, NULL },
-	{ "cookie_secure", T_ENUM, O(cookie_secure), 0, 0, secure_choices },
-	{ "login_limit_user", T_INT, O(login_limit_user), 1, 1000000, NULL },
-	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL },
-	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL },
-	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL },
-	{ "login_ipv6_prefix", T_INT, O(login_ipv6_prefix), 1, 128, NULL },
-	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL },
-	{ "api_budget_window", T_DURATION, O(api_budget_window), 1, DAY, NULL },
-	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL },
-	{ "upload_max", T_SIZE, O(upload_max), 1024, 1LL << 40, NULL },
-	{ "compress", T_BOOL, O(compress), 0, 0, NULL },
-	{ "image_proxy", T_BOOL, O(image_proxy), 0, 0, NULL },
-	{ "image_proxy_max", T_SIZE, O(image_proxy_max), 1024, 1LL << 30, NULL },
-	{ "image_proxy_timeout", T_DURATION, O(image_proxy_timeout), 1, 300, NULL },
-	{ "image_proxy_allow_loopback_for_tests", T_BOOL,
-	    O(image_proxy_allow_loopback_for_tests), 0, 0, NULL },
-	{ "trusted_proxies", T_LIST, O(trusted_proxies), 0, 0, NULL },
-	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices },
-	{ "push_mode", T_STR, O(push_mode), 0, 0, push_choices },
-	{ "push_poll_interval", T_DURATION, O(push_poll_interval), 1, DAY, NULL },
-	{ "push_poll_visible", T_DURATION, O(push_poll_visible), 1, DAY, NULL },
-	{ "push_public_url", T_URL, O(push_public_url), 0, 0, NULL },
-	{ "push_idle", T_DURATION, O(push_idle), 1, 7 * DAY, NULL },
-	{ "push_verify_timeout", T_DURATION, O(push_verify_timeout), 1, DAY, NULL },
-	{ "push_expiry", T_DURATION, O(push_expiry), 10, 7 * DAY, NULL },
-	{ "push_renew", T_DURATION, O(push_renew), 5, 7 * DAY, NULL },
-	{ "push_streams_per_session", T_INT, O(push_streams_per_session), 0, 1000000, NULL },
-	{ "push_streams_per_ip", T_INT, O(push_streams_per_ip), 0, 1000000, NULL },
-	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL },
+	{ "name", T_STR, O(name), 0, 0, NULL, "postern" },
+	{ "upstream", T_URL, O(upstream), 0, 0, NULL, NULL },
+	{ "upstream_session_path", T_STR, O(upstream_session_path), 0, 0, NULL,
+	    "/.well-known/jmap" },
+	/* Cyrus's and Stalwart's DAV trees (Stalwart's address books are
+	 * below /dav/card/). */
+	{ "carddav_path", T_STR, O(carddav_path), 0, 0, NULL, "/dav/" },
+	{ "upstream_follow_advertised", T_BOOL, O(upstream_follow_advertised), 0, 0, NULL,
+	    "no" },
+	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL, NULL },
+	{ "upstream_connect_timeout", T_DURATION, O(upstream_connect_timeout), 1, 300, NULL,
+	    "5" },
+	{ "upstream_timeout", T_DURATION, O(upstream_timeout), 1, 3600, NULL,
+	    "60" },
+	{ "login_timeout", T_DURATION, O(login_timeout), 1, 300, NULL, "10" },
+	{ "state_db", T_STR, O(state_db), 0, 0, NULL,
+	    LOCALSTATEDIR "/lib/postern/state.db" },
+	{ "secret_file", T_STR, O(secret_file), 0, 0, NULL,
+	    LOCALSTATEDIR "/lib/postern/secret" },
+	{ "session_idle", T_DURATION, O(session_idle), 60, 365 * DAY, NULL,
+	    "12h" },
+	{ "session_remember_idle", T_DURATION, O(session_remember_idle), 60, 365 * DAY, NULL,
+	    "30d" },
+	{ "session_lifetime", T_DURATION, O(session_lifetime), 60, 3650 * DAY, NULL,
+	    "90d" },
+	{ "session_recheck", T_DURATION, O(session_recheck), 1, 3600, NULL,
+	    "60" },
+	{ "cookie_secure", T_ENUM, O(cookie_secure), 0, 0, secure_choices,
+	    "auto" },
+	{ "login_limit_user", T_INT, O(login_limit_user), 1, 1000000, NULL,
+	    "10" },
+	{ "login_limit_ip", T_INT, O(login_limit_ip), 1, 1000000, NULL, "50" },
+	{ "login_limit_all", T_INT, O(login_limit_all), 1, 100000000, NULL,
+	    "1000" },
+	{ "login_window", T_DURATION, O(login_window), 1, DAY, NULL, "15m" },
+	{ "login_ipv6_prefix", T_INT, O(login_ipv6_prefix), 1, 128, NULL,
+	    "64" },
+	{ "api_budget", T_INT, O(api_budget), 0, 100000000, NULL, "1200" },
+	{ "api_budget_window", T_DURATION, O(api_budget_window), 1, DAY, NULL,
+	    "60" },
+	{ "max_request", T_SIZE, O(max_request), 1024, 1LL << 30, NULL, "10M" },
+	{ "upload_max", T_SIZE, O(upload_max), 1024, 1LL << 40, NULL, "50M" },
+	{ "compress", T_BOOL, O(compress), 0, 0, NULL, "yes" },
+	{ "image_proxy", T_BOOL, O(image_proxy), 0, 0, NULL, "yes" },
+	{ "image_proxy_max", T_SIZE, O(image_proxy_max), 1024, 1LL << 30, NULL,
+	    "10M" },
+	{ "image_proxy_timeout", T_DURATION, O(image_proxy_timeout), 1, 300, NULL,
+	    "15" },
+	{ "image_proxy_allow_loopback_for_tests", T_BOOL, O(image_proxy_allow_loopback_for_tests), 0, 0, NULL,
+	    "no" },
+	{ "trusted_proxies", T_LIST, O(trusted_proxies), 0, 0, NULL, NULL },
+	{ "log_level", T_ENUM, O(log_level), 0, 0, level_choices, "info" },
+	{ "push_mode", T_ENUM, O(push_mode), 0, 0, cfg_push_modes, "auto" },
+	{ "push_poll_interval", T_DURATION, O(push_poll_interval), 1, DAY, NULL,
+	    "30" },
+	/* 4 s: new mail in a visible tab within 5 s end to end, which also
+	 * takes one poll's answer and the tab's refresh (up to 0.2 s measured
+	 * on Cyrus, more on a loaded machine). */
+	{ "push_poll_visible", T_DURATION, O(push_poll_visible), 1, DAY, NULL,
+	    "4" },
+	{ "push_public_url", T_URL, O(push_public_url), 0, 0, NULL, NULL },
+	{ "push_idle", T_DURATION, O(push_idle), 1, 7 * DAY, NULL, "600" },
+	{ "push_verify_timeout", T_DURATION, O(push_verify_timeout), 1, DAY, NULL,
+	    "180" },
+	{ "push_expiry", T_DURATION, O(push_expiry), 10, 7 * DAY, NULL, "7d" },
+	{ "push_renew", T_DURATION, O(push_renew), 5, 7 * DAY, NULL, "2d" },
+	{ "push_streams_per_session", T_INT, O(push_streams_per_session), 0, 1000000, NULL,
+	    "4" },
+	{ "push_streams_per_ip", T_INT, O(push_streams_per_ip), 0, 1000000, NULL,
+	    "256" },
+	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL,
+	    RUNDIR "/pushd.sock" },
 };
 #undef O
 
@@ -86,49 +117,15 @@ static char *xstrdup(const char *s)
 
 void cfg_defaults(struct cfg *c)
 {
+	size_t i;
+
 	memset(c, 0, sizeof(*c));
-	c->name = xstrdup("postern");
-	c->upstream_session_path = xstrdup("/.well-known/jmap");
-	/* Cyrus's and Stalwart's DAV trees (Stalwart's address books are
-	 * below /dav/card/). */
-	c->carddav_path = xstrdup("/dav/");
-	c->upstream_connect_timeout = 5;
-	c->upstream_timeout = 60;
-	c->login_timeout = 10;
-	c->state_db = xstrdup(LOCALSTATEDIR "/lib/postern/state.db");
-	c->secret_file = xstrdup(LOCALSTATEDIR "/lib/postern/secret");
-	c->session_idle = 12 * 3600;
-	c->session_remember_idle = 30 * DAY;
-	c->session_lifetime = 90 * DAY;
-	c->session_recheck = 60;
-	c->cookie_secure = CFG_SECURE_AUTO;
-	c->login_limit_user = 10;
-	c->login_limit_ip = 50;
-	c->login_limit_all = 1000;
-	c->login_window = 15 * 60;
-	c->login_ipv6_prefix = 64;
-	c->api_budget = 1200;
-	c->api_budget_window = 60;
-	c->max_request = 10LL << 20;
-	c->upload_max = 50LL << 20;
-	c->compress = 1;
-	c->image_proxy = 1;
-	c->image_proxy_max = 10LL << 20;
-	c->image_proxy_timeout = 15;
-	c->log_level = LOG_INFO;
-	c->push_mode = xstrdup("auto");
-	c->push_poll_interval = 30;
-	/* 4 s: new mail in a visible tab within 5 s end to end, which also
-	 * takes one poll's answer and the tab's refresh (up to 0.2 s measured
-	 * on Cyrus, more on a loaded machine). */
-	c->push_poll_visible = 4;
-	c->push_idle = 600;
-	c->push_verify_timeout = 180;
-	c->push_expiry = 7 * DAY;
-	c->push_renew = 2 * DAY;
-	c->push_streams_per_session = 4;
-	c->push_streams_per_ip = 256;
-	c->pushd_socket = xstrdup(RUNDIR "/pushd.sock");
+	for (i = 0; i < sizeof(cfg_keys) / sizeof(cfg_keys[0]); i++)
+		if (cfg_keys[i].def && set_value(c, &cfg_keys[i], cfg_keys[i].def)) {
+			fprintf(stderr, "postern: bad default for %s\n",
+			    cfg_keys[i].name);
+			abort();
+		}
 }
 
 /* A whole number with an optional unit, every byte checked. */

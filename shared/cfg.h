@@ -11,6 +11,12 @@
 #define CFG_MAX_PROXIES 16
 
 enum cfg_secure { CFG_SECURE_AUTO, CFG_SECURE_YES, CFG_SECURE_NO };
+/* How pushd follows accounts (cfg_push_modes names them). */
+enum cfg_push {
+	CFG_PUSH_AUTO, CFG_PUSH_SUBSCRIPTION, CFG_PUSH_RELAY, CFG_PUSH_POLL,
+	CFG_PUSH_OFF
+};
+extern const char *const cfg_push_modes[];
 
 struct cfg {
 	char *name;                 /* shown on the sign-in page */
@@ -51,7 +57,7 @@ struct cfg {
 	char *trusted_proxies[CFG_MAX_PROXIES];
 	int n_trusted_proxies;
 	int log_level;              /* enum log_level */
-	char *push_mode;            /* auto | subscription | relay | poll | off */
+	int push_mode;              /* enum cfg_push */
 	long push_poll_interval;    /* seconds */
 	long push_poll_visible;     /* seconds, while a tab is visible */
 	char *push_public_url;      /* https origin the JMAP server calls back */

@@ -57,7 +57,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(c.image_proxy, 1);
 	assert_int_equal(c.n_trusted_proxies, 0);
 	assert_int_equal(c.log_level, LOG_INFO);
-	assert_string_equal(c.push_mode, "auto");
+	assert_int_equal(c.push_mode, CFG_PUSH_AUTO);
 	assert_int_equal(c.push_poll_interval, 30);
 	assert_int_equal(c.push_poll_visible, 4);
 	assert_null(c.push_public_url);
@@ -396,12 +396,12 @@ static void push_mode_choices(void **state)
 	cfg_defaults(&c);
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		assert_int_equal(set1(&c, "push_mode", ok[i]), 0);
-		assert_string_equal(c.push_mode, ok[i]);
+		assert_string_equal(cfg_push_modes[c.push_mode], ok[i]);
 	}
 	assert_int_equal(set1(&c, "push_mode", "websocket"), -1);
 	assert_int_equal(set1(&c, "push_mode", ""), -1);
 	assert_int_equal(set1(&c, "push_mode", "Poll"), -1);
-	assert_string_equal(c.push_mode, "off");
+	assert_int_equal(c.push_mode, CFG_PUSH_OFF);
 	cfg_free(&c);
 }
 
