@@ -15,7 +15,6 @@
 #include "pushd.h"
 #include "seal.h"
 #include "store.h"
-#include "tab.h"
 #include "upstream.h"
 
 #define POLL_RESP_MAX (256 * 1024)
@@ -303,10 +302,10 @@ static int creds_match(const struct acct *a, const struct sess *s)
  * sign-in with the old password, a copied cookie) is vouched for by
  * nothing the account does: it stands on its session's own record. 0, or
  * -1 when the credentials cannot be kept. */
-static int acct_creds_for(struct acct *a, const struct sess *s, struct tab *t,
-    int first, time_t now)
+static int acct_creds_for(struct acct *a, const struct sess *s,
+    struct acct_tab *t, int first, time_t now)
 {
-	struct tab *o;
+	struct acct_tab *o;
 
 	t->acct_creds = 0;
 	if (!first && creds_match(a, s)) {
@@ -346,7 +345,7 @@ static void check_done(struct mc_job *job, CURLcode rc, long status)
 	struct acct_check *c = container_of(job, struct acct_check, job);
 	struct acct *a = c->a;
 	struct acct_check **pp;
-	struct tab *t, *next;
+	struct acct_tab *t, *next;
 
 	if (a->dead)
 		return;     /* acct_free frees it */
@@ -360,7 +359,7 @@ static void check_done(struct mc_job *job, CURLcode rc, long status)
 		for (t = a->tabs; t; t = next) {
 			next = t->next;
 			if (!t->dead && !strcmp(t->sess_id, c->sess_id))
-				tab_end(t);
+				t->ops->end(t);
 		}
 	} else
 		log_warn("pushd: a session check failed (%s, HTTP %ld)",
@@ -373,7 +372,7 @@ static void check_done(struct mc_job *job, CURLcode rc, long status)
  * streams, or records the acceptance. When it cannot be asked, t stands
  * on its record. */
 static void acct_check_start(struct acct *a, const struct sess *s,
-    struct tab *t)
+    struct acct_tab *t)
 {
 	struct pushd *pd = a->pd;
 	const struct cfg *cf = &pd->app.cfg;
@@ -809,7 +808,7 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s)
 	return a;
 }
 
-int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
+int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t)
 {
 	struct acct *a = acct_find(pd, s->account);
 	int fresh = a == NULL;
@@ -851,7 +850,7 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t)
 	return 0;
 }
 
-void acct_detach(struct tab *t)
+void acct_detach(struct acct_tab *t)
 {
 	struct acct *a = t->acct;
 
@@ -890,7 +889,7 @@ void acct_detach(struct tab *t)
 int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
 {
 	struct acct *a = acct_find(pd, s->account);
-	struct tab *t;
+	struct acct_tab *t;
 	int n = 0;
 
 	for (t = a ? a->tabs : NULL; t; t = t->next) {
@@ -952,18 +951,18 @@ static int event_frame(const struct acct *a, const struct acct_event *e,
 
 /* Sends e to t; a closeafter=state tab then ends. */
 static void event_to_tab(struct acct *a, const struct acct_event *e,
-    struct tab *t, struct buf *frame)
+    struct acct_tab *t, struct buf *frame)
 {
 	if (event_frame(a, e, t->types, frame) <= 0)
 		return;
-	if (tab_send(t, frame->data, frame->len) == 0 && t->closeafter)
-		tab_end(t);
+	if (t->ops->send(t, frame->data, frame->len) == 0 && t->closeafter)
+		t->ops->end(t);
 }
 
 static void acct_emit(struct acct *a, const struct acct_event *e)
 {
 	struct buf full, one;
-	struct tab *t, *next;
+	struct acct_tab *t, *next;
 
 	buf_init(&full, 64 * 1024);
 	buf_init(&one, 64 * 1024);
@@ -974,8 +973,8 @@ static void acct_emit(struct acct *a, const struct acct_event *e)
 		if (t->dead)
 			continue;
 		if ((t->types & e->mask) == e->mask) {
-			if (tab_send(t, full.data, full.len) == 0 && t->closeafter)
-				tab_end(t);
+			if (t->ops->send(t, full.data, full.len) == 0 && t->closeafter)
+				t->ops->end(t);
 		} else
 			event_to_tab(a, e, t, &one);
 	}
@@ -998,7 +997,7 @@ static int parse_id(const char *s, uint64_t *out)
 	return 0;
 }
 
-void acct_replay(struct acct *a, struct tab *t, const char *last_event_id)
+void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id)
 {
 	struct buf frame;
 	uint64_t last;
@@ -1018,7 +1017,7 @@ void acct_replay(struct acct *a, struct tab *t, const char *last_event_id)
 		n = snprintf(resync, sizeof(resync),
 		    "event: resync\nid: %llu\ndata: {}\n\n",
 		    (unsigned long long)a->last_id);
-		tab_send(t, resync, (size_t)n);
+		t->ops->send(t, resync, (size_t)n);
 		return;
 	}
 	buf_init(&frame, 64 * 1024);
@@ -1186,7 +1185,7 @@ static void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 static void acct_check_tabs(struct acct *a, int revoke)
 {
 	struct pushd *pd = a->pd;
-	struct tab *t, *next;
+	struct acct_tab *t, *next;
 	time_t now = time(NULL);
 	long long verified = 0;
 	int alive;
@@ -1200,13 +1199,13 @@ static void acct_check_tabs(struct acct *a, int revoke)
 		if (revoke) {
 			if (t->acct_creds)
 				sess_refused(&pd->app, t->sess_id);
-			tab_end(t);
+			t->ops->end(t);
 			continue;
 		}
 		alive = sess_state(&pd->app, t->sess_id, now, &verified);
 		if (alive == 0 || (alive == 1 && !t->acct_creds &&
 		    !sess_fresh(&pd->app, verified, now)))
-			tab_end(t);
+			t->ops->end(t);
 	}
 }
 

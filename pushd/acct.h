@@ -18,7 +18,7 @@
 #include "sse.h"
 
 struct pushd;
-struct tab;
+struct acct_tab;
 struct acct_check;
 
 /* The data types pushd reports, as bits of a tab's filter. */
@@ -31,6 +31,31 @@ enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
 /* A subscription: none, created and awaiting its verification, verified;
  * unsupported when the server has none or it failed (relay goes on). */
 enum acct_sub { SUB_NONE, SUB_PENDING, SUB_VERIFIED, SUB_FAILED };
+
+/* An account's view of one of its tabs: what its fan-out and checks
+ * need, and how to reach the stream. tab.c embeds it in its struct tab
+ * and fills ops, so that acct.c needs nothing of tab.c. */
+struct acct_tab_ops {
+	/* Sends one whole event frame: 0, or -1 when the tab is gone. */
+	int (*send)(struct acct_tab *t, const char *frame, size_t n);
+	/* Ends the stream (freed after the current batch). */
+	void (*end)(struct acct_tab *t);
+};
+
+struct acct_tab {
+	const struct acct_tab_ops *ops;
+	struct acct *acct;
+	struct acct_tab *next, *prev;    /* the account's tabs */
+	char sess_id[SESS_ID_LEN + 1];
+	uint8_t types;                   /* ACCT_T_* bits the tab wants */
+	uint8_t closeafter;              /* end after the first state event */
+	uint8_t dead;
+	uint8_t acct_creds;              /* its session's credentials are the
+	                                    ones its account calls with */
+	uint8_t visible;                 /* a page of the browser is in view
+	                                    (visible=1): its account polls
+	                                    faster */
+};
 
 /* One state change, kept in the ring for replay. */
 struct acct_event {
@@ -49,7 +74,7 @@ struct acct {
 	long long creds_created;         /* the sign-in they came from */
 	long long accepted;              /* the mail server last took them */
 	struct acct_check *checks;       /* tabs' own credentials being asked */
-	struct tab *tabs;
+	struct acct_tab *tabs;
 	unsigned ntabs;
 	enum acct_mode mode;
 	char *states[ACCT_NTYPES];       /* last states seen, NULL: not yet */
@@ -98,9 +123,9 @@ extern const char *const acct_type_names[ACCT_NTYPES];
 
 /* Adds t to the account of session s, creating the account (and starting
  * its upstream channel) for its first tab: 0 or -1. */
-int acct_attach(struct pushd *pd, const struct sess *s, struct tab *t);
+int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t);
 /* Removes t; the account ends with its last tab. */
-void acct_detach(struct tab *t);
+void acct_detach(struct acct_tab *t);
 /* Marks the streams of session s in view or not (POST /api/events): an
  * account with one in view polls every push_poll_visible. Returns how
  * many streams the session has open (0: none, nothing changed). */
@@ -108,7 +133,7 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
 /* Sends t the events after last_event_id (a header value, or NULL) that
  * the ring still holds, or a resync event when it cannot know what t
  * missed. */
-void acct_replay(struct acct *a, struct tab *t, const char *last_event_id);
+void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
 /* What pushd keeps of a push token (its SHA-256 in hex), in memory and in

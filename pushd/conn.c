@@ -10,8 +10,7 @@
 #include "fcgirec.h"
 #include "log.h"
 #include "pushd.h"
-#include "route.h"
-#include "tab.h"
+#include "req.h"
 
 #define READ_CHUNK 16384
 
@@ -123,8 +122,8 @@ void conn_close(struct conn *c)
 	c->dead = 1;
 	/* Tabs first: they unlink from their accounts and stop their timers. */
 	for (q = c->reqs; q; q = q->next)
-		if (q->tab)
-			tab_gone(q->tab);
+		if (q->stream.owner)
+			q->stream.gone(q->stream.owner);
 	ev_timer_stop(&pd->ev, &c->timer);
 	if (c->io.fd >= 0) {
 		close(c->io.fd);
@@ -372,16 +371,16 @@ static int conn_stdin(struct preq *q, const struct fcgi_rec *r)
 		return 0;
 	}
 	q->state = PQ_ANSWERED;
-	route_request(q);
+	q->c->pd->route(q);
 	return 0;
 }
 
 /* The web server gave up on a request (its client left). */
 static int conn_abort(struct preq *q)
 {
-	if (q->tab)
-		tab_gone(q->tab);
-	q->tab = NULL;
+	if (q->stream.owner)
+		q->stream.gone(q->stream.owner);
+	q->stream.owner = NULL;
 	conn_finish(q);
 	return 0;
 }
@@ -493,4 +492,43 @@ static void conn_on_timer(struct ev *ev, struct ev_timer *t)
 
 	log_debug("pushd: connection timed out");
 	conn_close(c);
+}
+
+static int conn_req_read(void *ctx, char *p, int n)
+{
+	struct conn_req_ctx *x = ctx;
+	const struct buf *b = &x->q->head->body;
+	size_t k = b->len - x->body_off;
+
+	if (k > (size_t)n)
+		k = (size_t)n;
+	memcpy(p, b->data + x->body_off, k);
+	x->body_off += k;
+	return (int)k;
+}
+
+static int conn_req_write(void *ctx, const char *p, int n)
+{
+	return conn_send(((struct conn_req_ctx *)ctx)->q, p, (size_t)n);
+}
+
+static const char *conn_req_param(void *ctx, const char *name)
+{
+	return conn_param(((struct conn_req_ctx *)ctx)->q, name);
+}
+
+void conn_req_io(struct preq *q, struct conn_req_ctx *ctx, struct req_io *io)
+{
+	ctx->q = q;
+	ctx->body_off = 0;
+	memset(io, 0, sizeof(*io));
+	io->ctx = ctx;
+	io->read = conn_req_read;
+	io->write = conn_req_write;
+	io->param = conn_req_param;
+}
+
+struct preq *conn_preq(const struct req *r)
+{
+	return ((struct conn_req_ctx *)r->io.ctx)->q;
 }

@@ -12,7 +12,8 @@
 #include "ev.h"
 
 struct pushd;
-struct tab;
+struct req;
+struct req_io;
 
 enum preq_state { PQ_PARAMS, PQ_STDIN, PQ_ANSWERED };
 
@@ -23,12 +24,22 @@ struct preq_head {
 	uint8_t too_large;      /* params or body passed their cap */
 };
 
-/* One FastCGI request. A streaming one lives on with tab set. */
+/* A request that goes on as a stream (a tab's events): its owner, told
+ * when the request ends under it (its client left, the connection
+ * closed) and when pushd ends every stream on the way out. conn.c knows
+ * no more of it than this. */
+struct preq_stream {
+	void *owner;            /* NULL: the request carries no stream */
+	void (*gone)(void *owner);
+	void (*end)(void *owner);
+};
+
+/* One FastCGI request. A streaming one lives on with stream.owner set. */
 struct preq {
 	struct preq *next;
 	struct conn *c;
 	struct preq_head *head; /* NULL once answered */
-	struct tab *tab;        /* the stream this request carries, if any */
+	struct preq_stream stream;
 	uint16_t id;
 	uint8_t state;          /* enum preq_state */
 	uint8_t keep_conn;
@@ -65,5 +76,16 @@ void conn_finish(struct preq *q);
 void conn_head_done(struct preq *q);
 /* A CGI variable of a request whose head is in, or NULL. */
 const char *conn_param(const struct preq *q, const char *name);
+
+/* The I/O of a struct req (shared/req.h) over q, whose head is in: its
+ * body read from the head, its answer queued with conn_send. ctx is the
+ * caller's, as long as the req. */
+struct conn_req_ctx {
+	struct preq *q;
+	size_t body_off;
+};
+void conn_req_io(struct preq *q, struct conn_req_ctx *ctx, struct req_io *io);
+/* The FastCGI request behind a struct req made over conn_req_io. */
+struct preq *conn_preq(const struct req *r);
 
 #endif

@@ -21,15 +21,11 @@
 #include "mcurl.h"
 #include "private.h"
 #include "pushd.h"
+#include "route.h"
 #include "tab.h"
 #include "usock.h"
 
 #define LISTEN_BACKLOG 1024
-
-uint64_t pushd_next_id(struct pushd *pd)
-{
-	return pd->next_id++;
-}
 
 static void usage(void)
 {
@@ -169,6 +165,7 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 	 * second, so a restarted pushd never reuses one (and they stay below
 	 * 2^53, exact in JavaScript). */
 	pd->next_id = (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+	pd->route = route_request;
 	pd->max_conns = fd_budget();
 	pd->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (cap_init(&pd->cap, (unsigned)pd->app.cfg.push_streams_per_session,
@@ -200,8 +197,8 @@ static void end_streams(struct pushd *pd)
 		cnext = c->next;
 		for (q = c->reqs; q && !c->dead; q = qnext) {
 			qnext = q->next;
-			if (q->tab)
-				tab_end(q->tab);
+			if (q->stream.owner)
+				q->stream.end(q->stream.owner);
 		}
 	}
 }

@@ -33,6 +33,7 @@
 
 struct conn;
 struct acct;
+struct preq;
 
 struct pushd {
 	struct app app;
@@ -56,6 +57,8 @@ struct pushd {
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */
+	/* What conn.c hands a request whose head is in (route.c's). */
+	void (*route)(struct preq *q);
 };
 
 static inline struct pushd *pushd_of(struct ev *ev)
@@ -65,6 +68,9 @@ static inline struct pushd *pushd_of(struct ev *ev)
 
 /* A new event id: larger than every id given before, by this process or
  * an earlier one (ids start from the wall clock in microseconds). */
-uint64_t pushd_next_id(struct pushd *pd);
+static inline uint64_t pushd_next_id(struct pushd *pd)
+{
+	return pd->next_id++;
+}
 
 #endif

@@ -13,40 +13,6 @@
 
 #define TOKEN_MAX 128
 
-/* What a struct req's I/O callbacks reach. */
-struct route_ctx {
-	struct preq *q;
-	size_t body_off;
-};
-
-static int rt_read(void *ctx, char *p, int n)
-{
-	struct route_ctx *x = ctx;
-	const struct buf *b = &x->q->head->body;
-	size_t k = b->len - x->body_off;
-
-	if (k > (size_t)n)
-		k = (size_t)n;
-	memcpy(p, b->data + x->body_off, k);
-	x->body_off += k;
-	return (int)k;
-}
-
-static int rt_write(void *ctx, const char *p, int n)
-{
-	return conn_send(((struct route_ctx *)ctx)->q, p, (size_t)n);
-}
-
-static const char *rt_param(void *ctx, const char *name)
-{
-	return conn_param(((struct route_ctx *)ctx)->q, name);
-}
-
-struct preq *route_preq(const struct req *r)
-{
-	return ((struct route_ctx *)r->io.ctx)->q;
-}
-
 static const struct route pushd_routes[] = {
 	{ "GET", "/api/events", ROUTE_SESSION | ROUTE_UPSTREAM, tab_handle },
 	/* Marks the session's streams in view; ROUTE_UPSTREAM: it calls no
@@ -71,7 +37,7 @@ static int token_valid(const char *t)
  * StateChange only for a verified one (403 otherwise). */
 static void push_handle(struct req *r)
 {
-	struct preq *q = route_preq(r);
+	struct preq *q = conn_preq(r);
 	const char *token = r->path + strlen("/api/push/");
 	int rc;
 
@@ -122,10 +88,11 @@ static void push_handle(struct req *r)
 void route_request(struct preq *q)
 {
 	struct pushd *pd = q->c->pd;
-	struct route_ctx x = { q, 0 };
-	struct req_io io = { &x, rt_read, rt_write, NULL, rt_param };
+	struct conn_req_ctx x;
+	struct req_io io;
 	struct req r;
 
+	conn_req_io(q, &x, &io);
 	if (req_init(&r, &pd->app, &io) == 0) {
 		if (!strncmp(r.path, "/api/push/", 10))
 			push_handle(&r);
@@ -134,7 +101,7 @@ void route_request(struct preq *q)
 	}
 	req_end(&r);
 	req_free(&r);
-	if (q->tab)
+	if (q->stream.owner)
 		conn_head_done(q);
 	else
 		conn_finish(q);

@@ -6,11 +6,9 @@
 #define POSTERN_ROUTE_H
 
 struct preq;
-struct req;
 
-/* Answers q, or turns it into a tab's stream. */
+/* Answers q, or turns it into a tab's stream (main.c hands it to conn.c
+ * as pd->route). */
 void route_request(struct preq *q);
-/* The FastCGI request behind a struct req that route made. */
-struct preq *route_preq(const struct req *r);
 
 #endif

@@ -12,7 +12,6 @@
 #include "pct.h"
 #include "pushd.h"
 #include "req.h"
-#include "route.h"
 
 #define QUERY_VALUE_MAX 256
 
@@ -125,7 +124,7 @@ static void tab_on_ping(struct ev *ev, struct ev_timer *timer)
 
 	n = snprintf(frame, sizeof(frame),
 	    "event: ping\nid: %llu\ndata: {\"interval\":%u}\n\n",
-	    (unsigned long long)t->acct->last_id, t->ping_s * 1000u);
+	    (unsigned long long)t->at.acct->last_id, t->ping_s * 1000u);
 	tab_send(t, frame, (size_t)n);
 }
 
@@ -133,7 +132,7 @@ int tab_send(struct tab *t, const char *frame, size_t n)
 {
 	struct pushd *pd;
 
-	if (t->dead)
+	if (t->at.dead)
 		return -1;
 	pd = t->q->c->pd;
 	if (conn_send(t->q, frame, n) == -1)
@@ -152,14 +151,14 @@ void tab_gone(struct tab *t)
 {
 	struct pushd *pd;
 
-	if (t->dead)
+	if (t->at.dead)
 		return;
 	pd = t->q->c->pd;
-	t->dead = 1;
+	t->at.dead = 1;
 	ev_timer_stop(&pd->ev, &t->ping);
-	acct_detach(t);
+	acct_detach(&t->at);
 	cap_remove(&pd->cap, &t->cap);
-	t->q->tab = NULL;
+	t->q->stream.owner = NULL;
 	pd->ntabs--;
 	/* Freed after the batch: a fan-out may still be walking past it. */
 	ev_defer(&pd->ev, tab_free, t);
@@ -169,12 +168,36 @@ void tab_end(struct tab *t)
 {
 	struct preq *q = t->q;
 
-	if (t->dead)
+	if (t->at.dead)
 		return;
 	tab_gone(t);
 	/* Still inside its own route handler: route finishes the request. */
 	if (q->head == NULL)
 		conn_finish(q);
+}
+
+/* The account's way to the stream (acct.h's acct_tab_ops). */
+static int tab_at_send(struct acct_tab *at, const char *frame, size_t n)
+{
+	return tab_send(container_of(at, struct tab, at), frame, n);
+}
+
+static void tab_at_end(struct acct_tab *at)
+{
+	tab_end(container_of(at, struct tab, at));
+}
+
+static const struct acct_tab_ops tab_acct_ops = { tab_at_send, tab_at_end };
+
+/* The request's hooks (conn.h's preq_stream). */
+static void tab_gone_cb(void *t)
+{
+	tab_gone(t);
+}
+
+static void tab_end_cb(void *t)
+{
+	tab_end(t);
 }
 
 /* Starts the stream: headers and the first bytes, then what was missed. */
@@ -186,10 +209,10 @@ static void tab_start(struct req *r, struct tab *t)
 	req_header(r, "Content-Type", "text/event-stream; charset=utf-8");
 	/* nginx and friends: do not buffer this response. */
 	req_header(r, "X-Accel-Buffering", "no");
-	if (req_write(r, tab_hello, sizeof(tab_hello) - 1) == -1 || t->dead)
+	if (req_write(r, tab_hello, sizeof(tab_hello) - 1) == -1 || t->at.dead)
 		return;
 	ev_timer_set(&pd->ev, &t->ping, (uint64_t)t->ping_s * 1000);
-	acct_replay(t->acct, t, req_param(r, "HTTP_LAST_EVENT_ID"));
+	acct_replay(t->at.acct, &t->at, req_param(r, "HTTP_LAST_EVENT_ID"));
 }
 
 /* The key the client's address is counted under: the network the
@@ -243,7 +266,7 @@ static void tab_replaced(struct tab *t)
 
 void tab_handle(struct req *r)
 {
-	struct preq *q = route_preq(r);
+	struct preq *q = conn_preq(r);
 	struct pushd *pd = q->c->pd;
 	char net[CAP_KEY_MAX + 1];
 	struct cap_stream *old;
@@ -271,22 +294,23 @@ void tab_handle(struct req *r)
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		goto fail;
 	t->q = q;
-	t->types = (uint8_t)o.types;
-	t->closeafter = (uint8_t)o.closeafter;
+	t->at.ops = &tab_acct_ops;
+	t->at.types = (uint8_t)o.types;
+	t->at.closeafter = (uint8_t)o.closeafter;
 	t->ping_s = (uint8_t)o.ping;
-	t->visible = (uint8_t)o.visible;
-	memcpy(t->sess_id, r->sess->id, sizeof(t->sess_id));
+	t->at.visible = (uint8_t)o.visible;
+	memcpy(t->at.sess_id, r->sess->id, sizeof(t->at.sess_id));
 	ev_timer_init(&t->ping, tab_on_ping);
 	if (cap_add(&pd->cap, &t->cap, r->sess->id, net, now) == -1) {
 		free(t);
 		goto fail;
 	}
-	if (acct_attach(pd, r->sess, t) == -1) {
+	if (acct_attach(pd, r->sess, &t->at) == -1) {
 		cap_remove(&pd->cap, &t->cap);
 		free(t);
 		goto fail;
 	}
-	q->tab = t;
+	q->stream = (struct preq_stream){ t, tab_gone_cb, tab_end_cb };
 	pd->ntabs++;
 	/* The new stream is in its account first: ending the old one then
 	 * never ends the account under it. */

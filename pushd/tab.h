@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "acct.h"
 #include "cap.h"
 #include "ev.h"
 #include "sess.h"
@@ -23,19 +24,10 @@ struct pushd;
 
 struct tab {
 	struct preq *q;             /* the FastCGI request carrying the stream */
-	struct acct *acct;
-	struct tab *next, *prev;    /* the account's tabs */
+	struct acct_tab at;         /* its account's view of it */
 	struct ev_timer ping;
 	struct cap_stream cap;      /* counted under its session and address */
-	char sess_id[SESS_ID_LEN + 1];
-	uint8_t types;              /* ACCT_T_* bits the tab wants */
-	uint8_t closeafter;         /* end after the first state event */
 	uint8_t ping_s;             /* seconds between pings */
-	uint8_t dead;
-	uint8_t acct_creds;         /* its session's credentials are the ones
-	                               its account calls the mail server with */
-	uint8_t visible;            /* a page of the browser is in view
-	                               (visible=1): its account polls faster */
 };
 
 /* GET /api/events (a route handler: r->sess is set). Over the session's

@@ -8,7 +8,6 @@
 #include "conn.h"
 #include "pushd.h"
 #include "req.h"
-#include "route.h"
 
 /* The value of visible= in query q: 0 or 1, or -1 when absent or not
  * exactly "0" or "1". Other parameters (cache busters) are ignored. */
@@ -34,7 +33,7 @@ static int query_visible(const char *q)
  * with it) at every switch of tab. */
 void visible_handle(struct req *r)
 {
-	struct pushd *pd = route_preq(r)->c->pd;
+	struct pushd *pd = conn_preq(r)->c->pd;
 	json_object *o;
 	int v, n;
 

@@ -9,9 +9,7 @@
 
 #include "buf.h"
 #include "log.h"
-#include "rate.h"
 #include "seal.h"
-#include "sess.h"
 #include "store.h"
 #include "upstream.h"
 
@@ -115,6 +113,7 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	a->up = NULL;
 	a->rate_cache = NULL;
 	a->sess_cache = NULL;
+	a->n_closers = 0;
 	if (load_secret(a, err, errlen) == -1)
 		return -1;
 	if (store_open(&a->store, a->cfg.state_db, err, errlen) == -1) {
@@ -181,14 +180,28 @@ int app_db(struct app *a)
 
 void app_close(struct app *a)
 {
-	rate_cache_close(a);
-	sess_cache_free(a);
+	int i;
+
+	for (i = 0; i < a->n_closers; i++)
+		a->closers[i](a);
+	a->n_closers = 0;
 	upstream_free(a->up);
 	a->up = NULL;
 	store_close(a->store);
 	a->store = NULL;
 	cfg_free(&a->cfg);
 	seal_wipe(a->secret, sizeof(a->secret));
+}
+
+void app_on_close(struct app *a, void (*fn)(struct app *a))
+{
+	int i;
+
+	for (i = 0; i < a->n_closers; i++)
+		if (a->closers[i] == fn)
+			return;
+	if (a->n_closers < APP_CLOSERS)
+		a->closers[a->n_closers++] = fn;
 }
 
 void app_key(const struct app *a, const char *purpose, const char *s,

@@ -10,6 +10,7 @@
 
 #define APP_SECRET_LEN 32
 #define APP_KEY_HEX 32
+#define APP_CLOSERS 4
 
 struct store;
 struct upstream;
@@ -22,9 +23,12 @@ struct app {
 	unsigned char secret[APP_SECRET_LEN];
 	struct upstream *up;
 	/* Per-process caches of the data path (rate.c, sess.c); NULL until
-	 * first used, written back and freed by app_close. */
+	 * first used. The module that fills one registers with app_on_close
+	 * how to write it back and free it, so app.c knows none of them. */
 	struct rate_cache *rate_cache;
 	struct sess_cache *sess_cache;
+	void (*closers[APP_CLOSERS])(struct app *a);
+	int n_closers;
 	int db_later;          /* a database that will not open is retried */
 	/* serve.c: a session check timed out; until then no other is tried
 	 * (about the mail server, not about any user). */
@@ -52,7 +56,11 @@ int app_open_cfg(struct app *a, char *err, size_t errlen);
 int app_open_serving(struct app *a, char *err, size_t errlen);
 /* 0 when the state store is open (opening it now if it was not), else -1. */
 int app_db(struct app *a);
+/* Runs the closers registered (each once, in order), then closes the
+ * upstream client, the store and the configuration. */
 void app_close(struct app *a);
+/* Registers fn for app_close (once, however often it is asked). */
+void app_on_close(struct app *a, void (*fn)(struct app *a));
 /* A stable opaque name for s under the server secret (32 hex digits),
  * purpose keeping the name spaces apart. */
 void app_key(const struct app *a, const char *purpose, const char *s,

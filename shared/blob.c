@@ -451,7 +451,7 @@ static int download_headers(struct blob_x *x, const struct up_head *h,
 		req_header(r, "Content-Disposition", d.data);
 	buf_free(&d);
 	req_header(r, "Accept-Ranges", "bytes");
-	req_header(r, "Content-Security-Policy", BLOB_CSP);
+	req_header(r, "Content-Security-Policy", DISPO_CSP);
 	if (x->content_range[0])
 		req_header(r, "Content-Range", x->content_range);
 	/* A body someone compressed anyway passes as it is, without a length

@@ -9,10 +9,6 @@
 
 #include "serve.h"
 
-/* Sent with every blob and proxied image: whatever the bytes are, a
- * browser that opens them runs nothing and loads nothing. */
-#define BLOB_CSP "sandbox; default-src 'none'"
-
 extern const struct route blob_routes[];
 
 void blob_upload(struct req *r);

@@ -9,6 +9,10 @@
 
 #include "buf.h"
 
+/* Sent with every blob and proxied image: whatever the bytes are, a
+ * browser that opens them runs nothing and loads nothing. */
+#define DISPO_CSP "sandbox; default-src 'none'"
+
 #define DISPO_TYPE_MAX 128
 #define DISPO_NAME_MAX 200     /* bytes of a cleaned filename */
 

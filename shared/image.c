@@ -11,7 +11,7 @@
 #include <curl/curl.h>
 
 #include "addr.h"
-#include "blob.h"
+#include "dispo.h"
 #include "fault.h"
 #include "log.h"
 #include "pct.h"
@@ -245,7 +245,7 @@ static int image_head(const struct up_head *h, void *ctx)
 	if (x->fault.err != ERR_NONE)
 		return -1;
 	req_header(r, "Content-Type", type);
-	req_header(r, "Content-Security-Policy", BLOB_CSP);
+	req_header(r, "Content-Security-Policy", DISPO_CSP);
 	if (h->content_length >= 0) {
 		snprintf(len, sizeof(len), "%lld", h->content_length);
 		req_header(r, "Content-Length", len);

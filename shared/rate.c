@@ -166,9 +166,11 @@ static struct rate_slot *slot_for(struct app *a, const char *what, long window)
 
 	if (strlen(what) >= RATE_WHAT_MAX)
 		return NULL;
-	if (a->rate_cache == NULL &&
-	    (a->rate_cache = calloc(1, sizeof(*a->rate_cache))) == NULL)
-		return NULL;
+	if (a->rate_cache == NULL) {
+		if ((a->rate_cache = calloc(1, sizeof(*a->rate_cache))) == NULL)
+			return NULL;
+		app_on_close(a, rate_cache_close);
+	}
 	sl = &a->rate_cache->slot[slot_index(what, window)];
 	if (sl->window == window && !strcmp(sl->what, what))
 		return sl;

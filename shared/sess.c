@@ -212,9 +212,11 @@ static struct sess_slot *slot_of(struct app *a, const char *id)
 {
 	unsigned int h = 2166136261u;
 
-	if (a->sess_cache == NULL &&
-	    (a->sess_cache = calloc(1, sizeof(*a->sess_cache))) == NULL)
-		return NULL;
+	if (a->sess_cache == NULL) {
+		if ((a->sess_cache = calloc(1, sizeof(*a->sess_cache))) == NULL)
+			return NULL;
+		app_on_close(a, sess_cache_free);
+	}
 	for (; *id; id++)
 		h = (h ^ (unsigned char)*id) * 16777619u;
 	return &a->sess_cache->slot[h % SESS_CACHE_SLOTS];

@@ -8,8 +8,6 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
-
 /* Statements a process prepares at most (all of state/ holds 41). */
 #define STORE_MAX_STMTS 48
 

@@ -1,17 +1,17 @@
 /* store: the SQLite connection behind the state interface: opened with
  * WAL, a busy handler and defensive settings, its schema created or
  * brought up to date by PRAGMA user_version, its statements kept. */
-#include "sqlite.h"
-
-#include <stdlib.h>
+#include "store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "seal.h"
+#include "sqlite.h"
 
 static const char db_schema[] =
 #include "schema.inc"

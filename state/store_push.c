@@ -1,10 +1,12 @@
 /* store_push: the push_accounts table, where pushd records how it follows
  * each account (for postern-admin and /api/auth/health) and keeps a
  * verified subscription across its restarts. */
-#include "sqlite.h"
+#include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "sqlite.h"
 
 const char *const store_push_mode_names[STORE_PUSH_NMODES] = {
 	"poll", "relay", "subscription"

@@ -1,8 +1,10 @@
 /* store_rate: the rate table, one row per key and window. The rules
  * (limits, batching, which keys) are rate.c's and login.c's. */
-#include "sqlite.h"
+#include "store.h"
 
 #include <string.h>
+
+#include "sqlite.h"
 
 static const char sql_add[] =
     "INSERT INTO rate(key, win, n, until) VALUES(?1, ?2, ?4, ?3)"

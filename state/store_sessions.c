@@ -1,5 +1,7 @@
 /* store_sessions: the sessions table. What a row means (the sealed
  * credentials, the expiry rule) is sess.c's; here only how it is kept. */
+#include "store.h"
+
 #include "sqlite.h"
 
 static const char sql_insert[] =

@@ -1,9 +1,11 @@
 /* store_settings: the settings table, one JSON document per account
  * (checked by settings.c before it is written). */
-#include "sqlite.h"
+#include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "sqlite.h"
 
 static const char sql_get[] = "SELECT json FROM settings WHERE account = ?1";
 static const char sql_put[] =

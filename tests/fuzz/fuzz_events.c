@@ -7,12 +7,6 @@
  * field: the struct's padding is not part of it). */
 #include "../../pushd/tab.c"
 
-/* tab.c's handler links acct.c, which wants main.c's id counter. */
-uint64_t pushd_next_id(struct pushd *pd)
-{
-	return pd->next_id++;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -17,12 +17,6 @@
 
 #define TOKEN "dG9rZW4tb2YtdGhlLWZ1enotdGFyZ2V0LTAxMjM0NTY"
 
-/* main.c is not linked; this is its definition. */
-uint64_t pushd_next_id(struct pushd *pd)
-{
-	return pd->next_id++;
-}
-
 static struct pushd pd;
 static struct acct *the;
 

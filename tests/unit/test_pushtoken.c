@@ -25,12 +25,6 @@
 #define OTHER "dG9rZW4tb2YtdGhlLXVuaXQtdGVzdC0wMTIzNDU2Nzk"
 #define STATE_CHANGE "{\"@type\":\"StateChange\",\"changed\":{}}"
 
-/* main.c is not linked; this is its definition. */
-uint64_t pushd_next_id(struct pushd *pd)
-{
-	return pd->next_id++;
-}
-
 static void exec_sql(struct testapp *t, const char *sql)
 {
 	if (store_test_exec(t->app.store, sql) == -1)
