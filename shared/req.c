@@ -191,7 +191,7 @@ static long body_time_left(const struct req *r)
 {
 	long long allowed = REQ_BODY_GRACE * 1000LL +
 	    (r->body_read * 1000) / REQ_BODY_MIN_RATE;
-	long long left = r->started_ms + allowed - now_ms();
+	long long left = r->body_started_ms + allowed - now_ms();
 
 	if (left <= 0)
 		return 0;
@@ -205,7 +205,6 @@ int req_init(struct req *r, struct app *a, const struct req_io *io)
 	r->io = *io;
 	r->status = 200;
 	r->now = time(NULL);
-	r->started_ms = now_ms();
 	buf_init(&r->head, REQ_HEAD_MAX);
 	buf_puts(&r->head, req_security_headers);
 	r->method = req_param(r, "REQUEST_METHOD");
@@ -316,6 +315,8 @@ long req_read(struct req *r, char *p, size_t n)
 	}
 	if (n > 65536)
 		n = 65536;
+	if (r->body_started_ms == 0)
+		r->body_started_ms = now_ms();
 	if (r->timeouts) {
 		long left = body_time_left(r);
 

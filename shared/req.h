@@ -45,7 +45,10 @@ struct req {
 	long long content_length; /* -1 when not given */
 	long long body_read;
 	time_t now;
-	long long started_ms;     /* monotonic, for the body's deadline */
+	/* monotonic: when the body's first read began (0: not yet), from
+	 * which its deadline runs; the time postern spends before reading
+	 * (a busy database, up to 5 s a statement) is not the client's */
+	long long body_started_ms;
 	req_timeouts_fn timeouts; /* NULL: the transport has none (CGI) */
 	struct sess *sess;        /* routes that need a session */
 
