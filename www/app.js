@@ -87,7 +87,6 @@ function leave() {
   settings.forget();
   settings.apply();
   store.setSession(null);
-  state.emails.clear();
   show("signin");
   document.title = config.name;
   $("#signin-form").username.focus();
@@ -178,7 +177,7 @@ async function goTo(p, initial = false) {
 // Brings the screen in line with the settings (after sign-in or a save).
 async function applySettings() {
   settings.apply();
-  state.threads = settings.get("threads");
+  store.setThreads(settings.get("threads"));
   if (i18n.pickLanguage(settings.get("language")) !== lang) {
     lang = await i18n.init(settings.get("language"));
     i18n.translate();
@@ -271,7 +270,7 @@ async function notifyChanged(ev) {
 
 async function openFolder(id, nav = true) {
   $("#search").value = "";
-  state.query = "";
+  store.setQuery("");
   list.reset();
   closeReader();
   const p = store.openList(id, null);
@@ -585,7 +584,7 @@ async function runSearch(q, nav = true) {
   q = q.trim();
   if (!q) return openFolder(state.current, nav);
   const filter = search.parse(q, store.findMailbox);
-  state.query = q;
+  store.setQuery(q);
   list.reset();
   closeReader();
   // Without an in: the search covers every folder but Trash and Junk.
@@ -649,7 +648,7 @@ function wire() {
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#threads").addEventListener("click", () => {
     settings.set("threads", !state.threads).catch(warn);
-    state.threads = !state.threads;
+    store.setThreads(!state.threads);
     list.reset();
     store.openList(undefined, state.filter);
     paintToolbar();

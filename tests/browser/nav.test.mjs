@@ -5,7 +5,7 @@
 // delete; search snippets. Debian's Chromium through playwright-core
 // against the real stack; controls found by role and accessible name.
 //   node tests/browser/nav.test.mjs          (ONLY=text runs some)
-import { test, assert, until, stack, newPage, signIn, USERS, jmapIn, searchable, run } from "./lib.mjs";
+import { test, assert, until, newPage, signIn, USERS, jmapIn, searchable, run } from "./lib.mjs";
 
 const BIG = 2500;
 

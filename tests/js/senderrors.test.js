@@ -50,7 +50,7 @@ test("every refusal becomes its sentence, naming the address or the limit", () =
 
 test("every sentence is in every catalogue, with the values it names", () => {
   const cats = { en: cat("en"), de: cat("de"), fr: cat("fr") };
-  for (const [failure, key, vars] of CASES) {
+  for (const [, key, vars] of CASES) {
     for (const [lang, c] of Object.entries(cats)) {
       const text = c[key] ?? c[`${key}.other`];
       assert.ok(text, `${lang} lacks ${key}`);

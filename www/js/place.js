@@ -65,6 +65,8 @@ export const same = (a, b) => format(a) === format(b);
 
 // The place without its thread: the list it was opened from.
 export function listOf(p) {
-  const { thread, email, ...rest } = p || {};
+  const rest = { ...(p || {}) };
+  delete rest.thread;
+  delete rest.email;
   return rest;
 }

@@ -4,12 +4,25 @@
 import * as jmap from "./jmap.js";
 import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
-import { blobUrl } from "./api.js";
+import { blobUrl, upload as uploadBlob } from "./api.js";
 import { batches, inverse, missing, rowIds } from "./bulk.js";
 
+// What the store tells its views, the one list of its events; on() and
+// emit() refuse any other name, so a misspelt one fails at once.
+export const EVENTS = Object.freeze({
+  mailboxes: "the folders changed (loaded, created, renamed, counts)",
+  list: "the list's rows changed (loaded, moved, flagged, removed)",
+  "list-reset": "the list begins again (another folder, search or order)",
+  changed: "emails changed on the server by this app (counts may have moved)",
+  arrived: "new mail came into the open list (the number of new rows)",
+  resync: "the state was reloaded from scratch after a lost change",
+});
 const listeners = new Map();
-export function on(ev, fn) { (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
-export function emit(ev, arg) { for (const fn of listeners.get(ev) || []) fn(arg); }
+function known(ev) {
+  if (!Object.hasOwn(EVENTS, ev)) throw new Error(`store: no event ${ev}`);
+}
+export function on(ev, fn) { known(ev); (listeners.get(ev) || listeners.set(ev, []).get(ev)).push(fn); }
+export function emit(ev, arg) { known(ev); for (const fn of listeners.get(ev) || []) fn(arg); }
 
 export const state = {
   session: null, accountId: null,
@@ -34,7 +47,18 @@ export function setSession(s) {
   state.session = s;
   state.accountId = s ? s.primaryAccounts["urn:ietf:params:jmap:mail"] : null;
   state.threads = settings.get("threads");
+  if (!s) state.emails.clear();
 }
+
+// A file for the account's blobs (an attachment): {blobId, type, size};
+// onProgress gets the share sent so far.
+export const upload = (file, onProgress) => uploadBlob(acc(), file, onProgress);
+
+// The intents of the views that change what the list shows: the order by
+// conversation, the search's words, the rows in view.
+export function setThreads(on) { state.threads = !!on; }
+export function setQuery(q) { state.query = q; }
+export function setView(from, to) { state.view = { from, to }; }
 const acc = () => state.accountId;
 export const roleBox = (role) => [...state.mailboxes.values()].find((m) => m.role === role);
 

@@ -7,8 +7,7 @@
 // to the outbox (drafts, sending with Undo); the store does the JMAP.
 import { h } from "../dom.js";
 import { t, size, longDate } from "../i18n.js";
-import * as api from "../api.js";
-import { state, bodyText } from "../store.js";
+import { state, bodyText, upload } from "../store.js";
 import { Draft } from "../outbox.js";
 import { check, limits as limitsOf, attachmentRoom } from "../limits.js";
 import { describe, refusedAddresses } from "../senderrors.js";
@@ -202,7 +201,7 @@ export function open(root, mode, src, ctx) {
       }
       const a = { name: file.name, type: file.type || "application/octet-stream", size: file.size, progress: 0, done: false };
       files.push(a);
-      a.promise = api.upload(state.accountId, file, (p) => {
+      a.promise = upload(file, (p) => {
         a.progress = p;
         const el = attList.children[files.indexOf(a)]?.querySelector("progress");
         if (el) el.value = p;

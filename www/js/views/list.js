@@ -190,7 +190,7 @@ export function paint(force = true) {
   inner.style.height = `${state.total * rowH}px`;
   const from = Math.max(0, Math.floor(root.scrollTop / rowH) - OVERSCAN);
   const to = Math.min(state.total, Math.ceil((root.scrollTop + root.clientHeight) / rowH) + OVERSCAN);
-  state.view = { from, to };
+  store.setView(from, to);
   const key = `${from}:${to}:${state.total}`;
   if (!force && key === painted) return;
   painted = key;

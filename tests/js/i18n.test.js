@@ -1,0 +1,43 @@
+// i18n.js: the language picked, a plural chosen by n, English where a
+// catalogue lacks a key. The catalogues are the shipped files, served by
+// a stand-in fetch; no browser.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+
+const www = new URL("../../www/", import.meta.url);
+let i18n;
+
+before(async () => {
+  globalThis.fetch = async (path) => {
+    const body = readFileSync(new URL(path, www), "utf8");
+    return { ok: true, json: async () => JSON.parse(body) };
+  };
+  Object.defineProperty(globalThis, "navigator", { configurable: true,
+    value: { languages: ["de-AT", "en"], language: "de-AT" } });
+  globalThis.document = { documentElement: {} };
+  i18n = await import("../../www/js/i18n.js");
+});
+
+test("the browser's first language the app has", () => {
+  assert.equal(i18n.pickLanguage(), "de");
+  assert.equal(i18n.pickLanguage("fr-CA"), "fr");
+  assert.equal(i18n.pickLanguage("xx"), "en");
+});
+
+test("one and other by n, the value put in", async () => {
+  await i18n.init("en");
+  assert.match(i18n.t("reader.imagesBlocked", { n: 1 }), /^1 remote image was/);
+  assert.match(i18n.t("reader.imagesBlocked", { n: 3 }), /^3 remote images were/);
+  assert.equal(i18n.t("no.such.key"), "no.such.key");
+  assert.equal(globalThis.document.documentElement.lang, "en");
+});
+
+test("another language, and English for what it lacks", async () => {
+  assert.equal(await i18n.init("de"), "de");
+  const en = JSON.parse(readFileSync(new URL("i18n/en.json", www), "utf8"));
+  const de = JSON.parse(readFileSync(new URL("i18n/de.json", www), "utf8"));
+  assert.notEqual(i18n.t("reader.imagesBlocked", { n: 2 }), en["reader.imagesBlocked.other"].replace("{n}", "2"));
+  const missing = Object.keys(en).find((k) => !(k in de));
+  if (missing && !/\.(one|other)$/.test(missing)) assert.equal(i18n.t(missing), en[missing]);
+});
