@@ -119,9 +119,10 @@ static void acct_write(struct acct *a)
 		row.token_hash = a->token_hash;
 		row.expires = a->sub_expires;
 	}
-	store_push_put(a->pd->app.store, &row);
+	/* A row that could not be written stays dirty for the next flush. */
+	if (store_push_put(a->pd->app.store, &row) == 0)
+		a->dirty = 0;
 	json_object_put(o);
-	a->dirty = 0;
 }
 
 /* Dirty rows are written together once a second: a thousand tabs that
@@ -1289,7 +1290,7 @@ static void sub_load(struct acct *a)
 		a->sub_state = SUB_VERIFIED;
 	} else {
 		free(id);
-		a->token_hash[0] = '\0';
+		memset(a->token_hash, 0, sizeof(a->token_hash));
 	}
 }
 

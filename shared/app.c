@@ -202,6 +202,9 @@ void app_on_close(struct app *a, void (*fn)(struct app *a))
 			return;
 	if (a->n_closers < APP_CLOSERS)
 		a->closers[a->n_closers++] = fn;
+	else
+		log_err("app: more than %d caches to close; raise APP_CLOSERS",
+		    APP_CLOSERS);
 }
 
 void app_key(const struct app *a, const char *purpose, const char *s,

@@ -1,5 +1,7 @@
 #include "fault.h"
 
+#include <stdio.h>
+
 #include "log.h"
 #include "serve.h"
 #include "upstream.h"
@@ -18,6 +20,16 @@ void fault_read(struct fault *f, long got, const char *too_msg)
 		fault_set(f, ERR_BAD_REQUEST, "The request body could not be read.");
 }
 
+/* The address book server's own 4xx, its status named in the message. */
+static void dav_refused(struct req *r, const struct fault *f)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "The address book server refused the "
+	    "request (%ld).", f->status);
+	req_error_status(r, f->err, (int)f->status, f->msg ? f->msg : msg);
+}
+
 void fault_finish(struct req *r, const struct fault *f, int res)
 {
 	switch (f->err) {
@@ -29,7 +41,7 @@ void fault_finish(struct req *r, const struct fault *f, int res)
 		serve_session_refused(r);
 		return;
 	case ERR_DAV_REFUSED:
-		req_error_status(r, f->err, (int)f->status, f->msg);
+		dav_refused(r, f);
 		return;
 	case ERR_UPSTREAM:
 		if (f->status)

@@ -11,7 +11,9 @@
 struct fault {
 	enum err err;        /* ERR_NONE: nothing went wrong */
 	const char *msg;     /* static text; NULL: the table's message */
-	long status;         /* the upstream's status when it decided */
+	/* the mail server's status when it decided (logged with a 502;
+	 * dav_refused's own), 0 otherwise */
+	long status;
 };
 
 /* Records e with msg (NULL: the table's). */

@@ -222,7 +222,6 @@ static int image_head(const struct up_head *h, void *ctx)
 	struct req *r = x->r;
 	char type[IMAGE_TYPE_MAX], len[32];
 
-	x->fault.status = h->status;
 	if (is_redirect(h->status) && h->location[0]) {
 		snprintf(x->location, sizeof(x->location), "%s", h->location);
 		x->redirect = 1;

@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-/* Statements a process prepares at most (all of state/ holds 41). */
+/* Statements a process prepares at most (all of state/ holds 43). */
 #define STORE_MAX_STMTS 48
 
 struct store {

@@ -13,8 +13,10 @@ long long store_test_int(struct store *st, const char *sql)
 	sqlite3_stmt *s;
 	long long v = -1;
 
-	if (sqlite3_prepare_v2(st->h, sql, -1, &s, NULL) != SQLITE_OK)
-		return sq_fail(st, sql);
+	if (sqlite3_prepare_v2(st->h, sql, -1, &s, NULL) != SQLITE_OK) {
+		sq_fail(st, sql);
+		return -3;
+	}
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 :
 		    sqlite3_column_int64(s, 0);
@@ -24,5 +26,5 @@ long long store_test_int(struct store *st, const char *sql)
 
 long long store_test_changes(struct store *st)
 {
-	return sqlite3_total_changes64(st->h);
+	return sqlite3_total_changes(st->h);
 }

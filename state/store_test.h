@@ -1,7 +1,7 @@
 /* store_test: the store's own hooks for the unit tests, which must make
  * and read states the interface never does (an older schema, a damaged
- * row, what a column holds). Not for the programs: none of them calls
- * these. */
+ * row, what a column holds). Not for the programs: a library of its own
+ * (state/libstoretest.a) that only the unit tests link. */
 #ifndef POSTERN_STORE_TEST_H
 #define POSTERN_STORE_TEST_H
 
@@ -10,7 +10,7 @@
 /* Runs sql (one or more statements): 0 or -1. */
 int store_test_exec(struct store *st, const char *sql);
 /* The first column of the first row of sql as an integer; -1 when there
- * is no row; -2 when that column is NULL. */
+ * is no row; -2 when that column is NULL; -3 when sql is not valid. */
 long long store_test_int(struct store *st, const char *sql);
 /* Rows this connection changed since it opened. */
 long long store_test_changes(struct store *st);

@@ -26,10 +26,12 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
 	char err[256];
 
 	log_init("unit", LOG_ERR);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/postern-store-XXXXXX");
+	snprintf(f->dir, sizeof(f->dir), "%s/postern-store-XXXXXX",
+	    tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
 	if (store_open(&f->st, f->path, err, sizeof(err)) != 0)

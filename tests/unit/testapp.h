@@ -142,6 +142,7 @@ static inline long long testapp_count(struct testapp *t, const char *sql)
 {
 	long long n = store_test_int(t->app.store, sql);
 
+	assert_true(n != -3);    /* the query is valid */
 	return n == -2 ? 0 : n;  /* NULL reads as 0 */
 }
 
