@@ -35,7 +35,6 @@ struct blob_range {
 struct blob_x {
 	struct req *r;
 	struct fault fault;
-	long upstream_status;
 	char name[DISPO_NAME_MAX + 1];
 	int want_inline;
 	struct blob_range range;
@@ -175,13 +174,9 @@ static void blob_fault(struct blob_x *x, enum err e)
 static size_t upload_read(char *p, size_t n, void *ctx)
 {
 	struct blob_x *x = ctx;
-	long got = req_read_max(x->r, p, n, x->r->app->cfg.upload_max);
 
-	if (got < 0) {
-		fault_read(&x->fault, got, TOO_LARGE);
-		return (size_t)-1;
-	}
-	return (size_t)got;
+	return fault_read_body(x->r, &x->fault, p, n, x->r->app->cfg.upload_max,
+	    TOO_LARGE);
 }
 
 static int is_json_type(const char *t)
@@ -197,7 +192,7 @@ static int upload_head(const struct up_head *h, void *ctx)
 {
 	struct blob_x *x = ctx;
 
-	x->upstream_status = x->fault.status = h->status;
+	x->fault.status = h->status;
 	if (h->status == 401)
 		blob_fault(x, ERR_SESSION_REFUSED);
 	else if (h->status == 413)
@@ -232,7 +227,7 @@ static void upload_answer(struct blob_x *x)
 		blob_fault(x, ERR_UPSTREAM);
 		blob_finish(x, UP_OK);
 	} else {
-		req_status(x->r, (int)x->upstream_status);
+		req_status(x->r, (int)x->fault.status);
 		req_header(x->r, "Content-Type", x->answer_type);
 		req_write(x->r, x->answer.data, x->answer.len);
 	}
@@ -472,7 +467,7 @@ static int download_head(const struct up_head *h, void *ctx)
 	int encoded = h->content_encoding[0] &&
 	    strcasecmp(h->content_encoding, "identity");
 
-	x->upstream_status = x->fault.status = h->status;
+	x->fault.status = h->status;
 	if (h->status == 200 || h->status == 206)
 		sess_accepted(x->r->sess, x->r->now);
 	blob_fault(x, download_fault(h));

@@ -138,13 +138,9 @@ static int dav_headers(struct req *r, char lines[][DAV_VALUE_MAX + 32],
 static size_t dav_read(char *p, size_t n, void *ctx)
 {
 	struct dav *x = ctx;
-	long got = req_read_max(x->r, p, n, x->r->app->cfg.max_request);
 
-	if (got < 0) {
-		fault_read(&x->fault, got, NULL);
-		return (size_t)-1;
-	}
-	return (size_t)got;
+	return fault_read_body(x->r, &x->fault, p, n, x->r->app->cfg.max_request,
+	    NULL);
 }
 
 /* What of the answer reaches the browser: a 2xx of XML or vCard (or

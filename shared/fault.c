@@ -12,12 +12,18 @@ void fault_set(struct fault *f, enum err e, const char *msg)
 	f->msg = msg;
 }
 
-void fault_read(struct fault *f, long got, const char *too_msg)
+size_t fault_read_body(struct req *r, struct fault *f, char *p, size_t n,
+    long long max, const char *too_msg)
 {
+	long got = req_read_max(r, p, n, max);
+
+	if (got >= 0)
+		return (size_t)got;
 	if (got == REQ_TOO_LARGE)
 		fault_set(f, ERR_TOO_LARGE, too_msg);
 	else
 		fault_set(f, ERR_BAD_REQUEST, "The request body could not be read.");
+	return (size_t)-1;
 }
 
 /* The address book server's own 4xx, its status named in the message. */

@@ -31,13 +31,12 @@ static size_t relay_read(char *p, size_t n, void *ctx)
 {
 	struct relay *x = ctx;
 	struct req *r = x->r;
-	long got = req_read_max(r, p, n, r->app->cfg.max_request);
+	size_t got = fault_read_body(r, &x->fault, p, n, r->app->cfg.max_request,
+	    TOO_LARGE);
 
-	if (got < 0) {
-		fault_read(&x->fault, got, TOO_LARGE);
-		return (size_t)-1;
-	}
-	if (js_check_feed(&x->chk, p, (size_t)got) == -1) {
+	if (got == (size_t)-1)
+		return got;
+	if (js_check_feed(&x->chk, p, got) == -1) {
 		fault_set(&x->fault, ERR_BAD_REQUEST, NOT_JSON);
 		return (size_t)-1;
 	}
@@ -48,7 +47,7 @@ static size_t relay_read(char *p, size_t n, void *ctx)
 		fault_set(&x->fault, ERR_BAD_REQUEST, NOT_JSON);
 		return (size_t)-1;
 	}
-	return (size_t)got;
+	return got;
 }
 
 /* Reads and checks a body of known, small length into b: 0, or -1 with

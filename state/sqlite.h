@@ -37,6 +37,11 @@ int sq_text(sqlite3_stmt *s, int i, const char *t);
 int sq_blob(sqlite3_stmt *s, int i, const void *p, size_t n);
 /* A column as text ("" when NULL). */
 const char *sq_col_text(sqlite3_stmt *s, int i);
+/* The first column of sql's first row, on any connection: 0 with *v set,
+ * 1 when there is no row, 2 when the column is NULL, -1 when sql does
+ * not run. For statements run once (the schema's version, inspections,
+ * the test hooks), so not kept. */
+int sq_one_int(sqlite3 *h, const char *sql, long long *v);
 /* Logs the connection's last error under what: always -1. */
 int sq_fail(struct store *st, const char *what);
 

@@ -48,19 +48,33 @@ static int db_pragmas(struct store *db)
 	    NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-static int db_user_version(struct store *db, int *v)
+int sq_one_int(sqlite3 *h, const char *sql, long long *v)
 {
 	sqlite3_stmt *st;
-	int rc = -1;
+	int rc;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL))
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*v = sqlite3_column_int(st, 0);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL)
+		rc = 2;
+	else if (rc == SQLITE_ROW) {
+		*v = sqlite3_column_int64(st, 0);
 		rc = 0;
-	}
+	} else
+		rc = rc == SQLITE_DONE ? 1 : -1;
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static int db_user_version(struct store *db, int *v)
+{
+	long long n;
+
+	if (sq_one_int(db->h, "PRAGMA user_version", &n) != 0)
+		return -1;
+	*v = (int)n;
+	return 0;
 }
 
 /* The steps from each older version to the next, run in order inside the
@@ -313,21 +327,6 @@ int store_commit(struct store *db)
 	    0 : sq_fail(db, "db: commit");
 }
 
-static int inspect_int(sqlite3 *h, const char *sql, long long *v)
-{
-	sqlite3_stmt *st;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*v = sqlite3_column_int64(st, 0);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 int store_inspect(const char *path, long long *version, long long *objects,
     char *err, size_t errlen)
 {
@@ -335,8 +334,8 @@ int store_inspect(const char *path, long long *version, long long *objects,
 	int rc = 0;
 
 	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    inspect_int(h, "PRAGMA user_version", version) == -1 ||
-	    inspect_int(h, "SELECT count(*) FROM sqlite_schema", objects) == -1) {
+	    sq_one_int(h, "PRAGMA user_version", version) != 0 ||
+	    sq_one_int(h, "SELECT count(*) FROM sqlite_schema", objects) != 0) {
 		snprintf(err, errlen, "%s", h ? sqlite3_errmsg(h) : "cannot open");
 		rc = -1;
 	}

@@ -125,7 +125,6 @@ enum store_push_mode {
 	STORE_PUSH_SUBSCRIPTION,
 	STORE_PUSH_NMODES
 };
-extern const char *const store_push_mode_names[STORE_PUSH_NMODES];
 
 struct store_push_row {
 	const char *account;

@@ -8,7 +8,7 @@
 
 #include "sqlite.h"
 
-const char *const store_push_mode_names[STORE_PUSH_NMODES] = {
+static const char *const mode_names[STORE_PUSH_NMODES] = {
 	"poll", "relay", "subscription"
 };
 
@@ -53,7 +53,7 @@ int store_push_put(struct store *st, const struct store_push_row *r)
 	if (s == NULL || (unsigned)r->mode >= STORE_PUSH_NMODES)
 		return -1;
 	sq_text(s, 1, r->account);
-	sq_text(s, 2, store_push_mode_names[r->mode]);
+	sq_text(s, 2, mode_names[r->mode]);
 	sq_text(s, 3, r->states);
 	sqlite3_bind_int64(s, 4, r->tabs);
 	sqlite3_bind_int64(s, 5, r->updated);

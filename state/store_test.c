@@ -10,18 +10,19 @@ int store_test_exec(struct store *st, const char *sql)
 
 long long store_test_int(struct store *st, const char *sql)
 {
-	sqlite3_stmt *s;
 	long long v = -1;
 
-	if (sqlite3_prepare_v2(st->h, sql, -1, &s, NULL) != SQLITE_OK) {
+	switch (sq_one_int(st->h, sql, &v)) {
+	case 0:
+		return v;
+	case 1:
+		return -1;
+	case 2:
+		return -2;
+	default:
 		sq_fail(st, sql);
 		return -3;
 	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 :
-		    sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
 }
 
 long long store_test_changes(struct store *st)

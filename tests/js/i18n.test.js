@@ -7,11 +7,14 @@ import { readFileSync } from "node:fs";
 
 const www = new URL("../../www/", import.meta.url);
 let i18n;
+// A key the stand-in fetch leaves out of the German catalogue.
+const DROPPED = "reader.from";
 
 before(async () => {
   globalThis.fetch = async (path) => {
-    const body = readFileSync(new URL(path, www), "utf8");
-    return { ok: true, json: async () => JSON.parse(body) };
+    const cat = JSON.parse(readFileSync(new URL(path, www), "utf8"));
+    if (path.endsWith("de.json")) delete cat[DROPPED];
+    return { ok: true, json: async () => cat };
   };
   Object.defineProperty(globalThis, "navigator", { configurable: true,
     value: { languages: ["de-AT", "en"], language: "de-AT" } });
@@ -37,7 +40,8 @@ test("another language, and English for what it lacks", async () => {
   assert.equal(await i18n.init("de"), "de");
   const en = JSON.parse(readFileSync(new URL("i18n/en.json", www), "utf8"));
   const de = JSON.parse(readFileSync(new URL("i18n/de.json", www), "utf8"));
-  assert.notEqual(i18n.t("reader.imagesBlocked", { n: 2 }), en["reader.imagesBlocked.other"].replace("{n}", "2"));
-  const missing = Object.keys(en).find((k) => !(k in de));
-  if (missing && !/\.(one|other)$/.test(missing)) assert.equal(i18n.t(missing), en[missing]);
+  assert.equal(i18n.t("reader.imagesBlocked", { n: 2 }), de["reader.imagesBlocked.other"].replace("{n}", "2"));
+  assert.equal(i18n.t("reader.imagesBlocked", { n: 1 }), de["reader.imagesBlocked.one"].replace("{n}", "1"));
+  assert.ok(en[DROPPED] && de[DROPPED] && en[DROPPED] !== de[DROPPED]);
+  assert.equal(i18n.t(DROPPED), en[DROPPED]);
 });
