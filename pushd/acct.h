@@ -1,25 +1,30 @@
-/* acct: one signed-in person (the account key sessions share) while they
- * have tabs open: their tabs, the upstream channel that tells pushd about
- * changes (a verified PushSubscription, else one relayed EventSource, else
- * a poll), the last states seen and a small ring of recent events for
- * Last-Event-ID. The credentials are kept only in memory, only while tabs
+/* acct: the account core. One signed-in person (the account key sessions
+ * share) while they have tabs open: their tabs, the channel in charge of
+ * telling pushd about changes (a verified PushSubscription, else one
+ * relayed EventSource, else a poll: chan_*.c behind struct chan), the
+ * last states seen and a small ring of recent events for Last-Event-ID
+ * (events.c). The credentials are kept only in memory, only while tabs
  * are open (and, for an account with a subscription, push_idle after the
- * last one, to destroy it), then wiped. */
+ * last one, to destroy it), then wiped. (Lifetime: pushd.h.) */
 #ifndef POSTERN_ACCT_H
 #define POSTERN_ACCT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json_types.h>
+
 #include "buf.h"
+#include "check.h"
 #include "ev.h"
 #include "mcurl.h"
 #include "sess.h"
-#include "sse.h"
 
 struct pushd;
 struct acct_tab;
-struct acct_check;
+struct chan_poll;
+struct chan_relay;
+struct chan_sub;
 
 /* The data types pushd reports, as bits of a tab's filter. */
 enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
@@ -27,10 +32,9 @@ enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
 #define ACCT_RING 16
 #define ACCT_TOKEN_HEX 64               /* a push token's SHA-256, hex */
 
-enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION };
-/* A subscription: none, created and awaiting its verification, verified;
- * unsupported when the server has none or it failed (relay goes on). */
-enum acct_sub { SUB_NONE, SUB_PENDING, SUB_VERIFIED, SUB_FAILED };
+/* The channels, in the store's numbering; their order of preference is
+ * acct.c's. */
+enum acct_mode { ACCT_POLL, ACCT_RELAY, ACCT_SUBSCRIPTION, ACCT_NMODES };
 
 /* An account's view of one of its tabs: what its fan-out and checks
  * need, and how to reach the stream. tab.c embeds it in its struct tab
@@ -64,6 +68,8 @@ struct acct_event {
 	char *states[ACCT_NTYPES];       /* the states after it (mask bits) */
 };
 
+/* An account. Its channels' own state hangs on it, each allocated only
+ * while that channel runs (chan.h). */
 struct acct {
 	struct acct *next;               /* hash chain in pd->accts */
 	struct pushd *pd;
@@ -73,48 +79,49 @@ struct acct {
 	struct buf creds;                /* "user\0pass" */
 	long long creds_created;         /* the sign-in they came from */
 	long long accepted;              /* the mail server last took them */
-	struct acct_check *checks;       /* tabs' own credentials being asked */
+	struct check_set checks;         /* tabs' own credentials being asked */
 	struct acct_tab *tabs;
 	unsigned ntabs;
-	enum acct_mode mode;
+	unsigned nvisible;               /* tabs in view: polls come faster */
+	enum acct_mode mode;             /* the channel in charge (chan.h) */
 	char *states[ACCT_NTYPES];       /* last states seen, NULL: not yet */
 	struct acct_event ring[ACCT_RING];
 	unsigned ring_n, ring_head;      /* entries held; next slot */
 	uint64_t last_id;                /* the newest event id (or mark) */
-	struct ev_timer poll_timer;
-	uint64_t poll_started;           /* ev_now() when the last poll began */
-	unsigned nvisible;               /* tabs in view: polls come faster */
-	struct mc_job job;               /* the poll in flight */
-	struct buf resp;
-	/* Relay mode: the upstream EventSource and its reader. */
-	struct mc_job stream;
-	struct sse sse;
-	struct ev_timer relay_timer;     /* the reconnect after a backoff */
-	struct ev_timer check_timer;     /* sessions re-checked (relay) */
-	unsigned backoff_ms;
-	uint8_t relay_up;                /* the stream answered 200 event-stream */
-	uint8_t relay_ever;              /* it did at least once */
-	uint8_t relay_fails;             /* reconnects in a row that failed */
-	/* Subscription mode: one PushSubscription (RFC 8620 7.2). */
-	struct mc_job sjob;              /* the PushSubscription call in flight */
-	struct buf sresp;
-	char *sub_id;
-	/* SHA-256 (hex) of the token in the callback URL (32 random bytes,
-	 * base64url), "" when none: the token itself is not kept. */
-	char token_hash[ACCT_TOKEN_HEX + 1];
-	char *verify_code;               /* a PushVerification to confirm */
-	long long sub_expires;
-	struct ev_timer sub_timer;       /* renewal check, verification deadline */
-	struct ev_timer idle_timer;      /* no tab for push_idle: destroy */
-	struct ev_timer grace_timer;     /* the relay closes after verification */
-	uint8_t sub_state;               /* enum acct_sub */
-	uint8_t sop;                     /* the call in flight (enum) */
-	uint8_t sub_want;                /* calls waiting (bits) */
+	struct chan_poll *poll;          /* the state calls (every mode) */
+	struct chan_relay *relay;        /* the upstream event stream */
+	struct chan_sub *sub;            /* a PushSubscription */
 	uint8_t dirty;                   /* the db row needs writing */
 	uint8_t dead;
-	uint8_t failing;                 /* the last poll failed (log once) */
-	uint8_t poll_again;              /* a poll was asked for while one ran */
 	uint8_t creds_refused;           /* the mail server refused creds */
+	uint8_t stream_seen;             /* the event stream worked once */
+	uint8_t no_stream;               /* event_url answered, not with a
+	                                    stream: never relayed again */
+};
+
+struct store_push_row;
+
+/* A channel, as the account core sees it (chan.h tells the channels). */
+struct chan {
+	const char *name;
+	/* A tab is there: begin (again) what the channel does before it can
+	 * carry (a subscription is looked for), or NULL. */
+	void (*start)(struct acct *a);
+	/* Whether it can carry the account's changes now. */
+	int (*usable)(const struct acct *a);
+	/* It carries them from now on (started if it did not run). */
+	void (*enter)(struct acct *a);
+	/* Stops; its state goes after the batch. */
+	void (*stop)(struct acct *a);
+	/* The account's last tab closed: 1 when the channel keeps the account
+	 * for a while (a subscription, to destroy it after push_idle; it ends
+	 * the account then), 0 when it stopped. */
+	int (*idle)(struct acct *a);
+	/* A tab came into view (polls come faster), or NULL. */
+	void (*visible)(struct acct *a);
+	/* Adds what the channel keeps across restarts to the account's row,
+	 * or NULL. */
+	void (*row)(const struct acct *a, struct store_push_row *row);
 };
 
 /* The bit of a type name, 0 when pushd does not report it. */
@@ -136,17 +143,53 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
 void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id);
 /* Removes rows a previous run left for channels that died with it. */
 void acct_startup(struct pushd *pd);
-/* What pushd keeps of a push token (its SHA-256 in hex), in memory and in
- * push_accounts.token_hash. */
-void acct_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1]);
-/* Whether token is a push subscription's of this pushd: 1, 0, or -1 when
- * the database cannot tell. */
-int acct_token_known(struct pushd *pd, const char *token);
-/* POST /api/push/<token>: the HTTP status to answer (202 accepted, 403
- * refused, 400 malformed, 404 unknown, 415 not JSON, 500). */
-int acct_push_callback(struct pushd *pd, const char *token,
-    const char *content_type, const char *body, size_t n);
 /* Ends every account (at shutdown, after their tabs). */
 void acct_shutdown(struct pushd *pd);
+
+/* -- for the channels (chan_*.c) and the events (events.c) -------------- */
+
+/* The channel m carries the account's changes from now on (why: for the
+ * log, which tells each change once). */
+void acct_set_mode(struct acct *a, enum acct_mode m, const char *why);
+/* The channel `from` cannot carry them (why): the next usable one in the
+ * order of preference does. */
+void acct_fall_back(struct acct *a, enum acct_mode from, const char *why);
+/* The row in push_accounts is to be written (within a second). */
+void acct_dirty(struct acct *a);
+/* Ends the account: its channels stop, its tabs are already gone. */
+void acct_end(struct acct *a);
+/* The mail server answered a call made with the account's credentials. */
+void acct_accepted(struct acct *a, long status);
+/* Ends the tabs nothing vouches for any more; revoke: the mail server
+ * refused the account's credentials (every tab ends). */
+void acct_check_tabs(struct acct *a, int revoke);
+/* One JMAP API call with the account's credentials: json posted (copied),
+ * the answer to write(ctx): 0, or -1 when it cannot be started. */
+int acct_call(struct acct *a, struct mc_job *job, const char *json,
+    curl_write_callback write, void *ctx);
+/* The account's login and password, for a request of a channel. */
+const char *acct_user(const struct acct *a);
+const char *acct_pass(const struct acct *a);
+
+/* Compares with the states seen before; a change becomes an event for
+ * the tabs. quiet_first: the first answer only sets the baseline. Takes
+ * the strings it keeps (NULLed in states). */
+void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
+    unsigned got, int quiet_first);
+
+/* events.c: the types, the ring and the fan-out. */
+/* The states a StateChange's "changed" object names for the account: the
+ * mask of types taken into states (strdup'd). */
+unsigned acct_changed_states(const struct acct *a, json_object *changed,
+    char *states[ACCT_NTYPES]);
+/* Adds an event to the ring (its strings are the caller's to fill) and
+ * makes it the newest. */
+struct acct_event *acct_ring_push(struct acct *a, unsigned mask);
+/* Sends e to every tab that wants it. */
+void acct_emit(struct acct *a, const struct acct_event *e);
+/* Adds a mark to the ring: the id a first Last-Event-ID can name. */
+void acct_mark(struct acct *a);
+/* Frees the ring's and the states' strings. */
+void acct_events_free(struct acct *a);
 
 #endif

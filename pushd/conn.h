@@ -1,7 +1,8 @@
 /* conn: FastCGI connections from the web server. Reads records through
  * fcgirec, keeps each request (several may share a connection) until its
  * head is in, hands it to route, and queues what a request writes as
- * STDOUT records in a bounded buffer that exists only while bytes wait. */
+ * STDOUT records in a bounded buffer that exists only while bytes wait.
+ * (Lifetime: pushd.h.) */
 #ifndef POSTERN_CONN_H
 #define POSTERN_CONN_H
 

@@ -18,7 +18,7 @@ uint64_t ev_clock(void)
 
 int ev_init(struct ev *ev)
 {
-	*ev = (struct ev){ .epfd = -1 };
+	*ev = (struct ev){ .epfd = -1, .clock = ev_clock };
 	ev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ev->now = ev_clock();
 	return ev->epfd == -1 ? -1 : 0;
@@ -46,7 +46,7 @@ void ev_free(struct ev *ev)
 	free(ev->heap);
 	if (ev->epfd != -1)
 		close(ev->epfd);
-	*ev = (struct ev){ .epfd = -1 };
+	*ev = (struct ev){ .epfd = -1, .clock = ev_clock };
 }
 
 int ev_io_add(struct ev *ev, struct ev_io *io, int fd, uint32_t events,
@@ -159,7 +159,7 @@ int ev_timer_set(struct ev *ev, struct ev_timer *t, uint64_t ms)
 		ev->heap = h;
 		ev->capheap = cap;
 	}
-	t->when = ev_clock() + ms;
+	t->when = ev->clock() + ms;
 	t->idx = (int)ev->nheap;
 	ev->heap[ev->nheap++] = t;
 	heap_up(ev, (size_t)t->idx);
@@ -191,7 +191,7 @@ static int next_timeout(struct ev *ev)
 
 	if (ev->nheap == 0)
 		return -1;
-	now = ev_clock();
+	now = ev->clock();
 	if (ev->heap[0]->when <= now)
 		return 0;
 	return ev->heap[0]->when - now > 3600000 ? 3600000 :
@@ -205,12 +205,18 @@ static void run_timers(struct ev *ev)
 
 	/* At most the timers due now: one that re-arms itself for 0 ms runs
 	 * again on the next turn, after I/O, not in a loop here. */
-	ev->now = ev_clock();
+	ev->now = ev->clock();
 	while (budget-- && ev->nheap && ev->heap[0]->when <= ev->now) {
 		t = ev->heap[0];
 		ev_timer_stop(ev, t);
 		t->cb(ev, t);
 	}
+}
+
+void ev_run_timers(struct ev *ev)
+{
+	run_timers(ev);
+	run_deferred(ev);
 }
 
 int ev_run(struct ev *ev)
@@ -223,15 +229,14 @@ int ev_run(struct ev *ev)
 		n = epoll_wait(ev->epfd, evs, EV_BATCH, next_timeout(ev));
 		if (n == -1 && errno != EINTR)
 			return -1;
-		ev->now = ev_clock();
+		ev->now = ev->clock();
 		for (i = 0; i < n; i++) {
 			io = evs[i].data.ptr;
 			/* Removed by an earlier callback of this batch. */
 			if (io->fd >= 0)
 				io->cb(ev, io, evs[i].events);
 		}
-		run_timers(ev);
-		run_deferred(ev);
+		ev_run_timers(ev);
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* ev: pushd's event loop, one epoll set and a binary heap of timers.
  * Callbacks run on the one thread; an object that a callback closes is
  * freed through ev_defer, after the batch of events in hand, so that no
- * event still queued can reach freed memory. */
+ * event still queued can reach freed memory.
+ * (Lifetime: pushd.h.) */
 #ifndef POSTERN_EV_H
 #define POSTERN_EV_H
 
@@ -35,6 +36,8 @@ struct ev {
 	struct ev_defer_item *defer;
 	size_t ndefer, capdefer;
 	uint64_t now;           /* cached at each wake-up */
+	/* Monotonic milliseconds: ev_clock, or a test's own clock. */
+	uint64_t (*clock)(void);
 };
 
 /* 0, or -1 when epoll cannot be created. */
@@ -63,6 +66,10 @@ int ev_defer(struct ev *ev, void (*fn)(void *), void *p);
 
 /* Runs what was deferred, now (at shutdown). */
 void ev_flush_deferred(struct ev *ev);
+
+/* One turn without I/O: the timers due by ev->clock(), then what they
+ * deferred. ev_run's own turn; a test drives its clock with it. */
+void ev_run_timers(struct ev *ev);
 
 /* Runs until ev_stop: 0, or -1 when epoll fails. */
 int ev_run(struct ev *ev);

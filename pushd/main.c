@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "chan.h"
 #include "conn.h"
 #include "log.h"
 #include "mcurl.h"
@@ -142,6 +143,14 @@ static int go_background(void)
 	return 0;
 }
 
+/* The channels by mode: here the account core and its channels meet
+ * (chan.h), so that neither is linked to the other both ways. */
+static const struct chan *const pushd_chans[ACCT_NMODES] = {
+	[ACCT_POLL] = &chan_poll,
+	[ACCT_RELAY] = &chan_relay,
+	[ACCT_SUBSCRIPTION] = &chan_sub,
+};
+
 static int setup(struct pushd *pd, const char *conf, int daemonise)
 {
 	char err[512];
@@ -166,6 +175,7 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 	 * 2^53, exact in JavaScript). */
 	pd->next_id = (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
 	pd->route = route_request;
+	pd->chans = pushd_chans;
 	pd->max_conns = fd_budget();
 	pd->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (cap_init(&pd->cap, (unsigned)pd->app.cfg.push_streams_per_session,

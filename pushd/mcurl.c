@@ -137,7 +137,12 @@ void mc_free(struct pushd *pd)
 	ev_timer_stop(&pd->ev, &pd->curl_timer);
 }
 
-CURL *mc_easy(struct pushd *pd)
+#define STREAM_STALL_S 120L    /* no byte (not even a ping) for this long */
+#define SESSION_DOC_MAX (1 << 20)
+
+/* A new easy handle with pushd's defaults (protocols, timeouts, CA,
+ * no signals) and the credentials, or NULL. */
+static CURL *mc_easy(struct pushd *pd, const struct mc_req *rq)
 {
 	const struct cfg *c = &pd->app.cfg;
 	CURL *e = curl_easy_init();
@@ -150,21 +155,78 @@ CURL *mc_easy(struct pushd *pd)
 	    curl_easy_setopt(e, CURLOPT_TIMEOUT, c->upstream_timeout) ||
 	    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) ||
 	    (c->upstream_ca_file &&
-	    curl_easy_setopt(e, CURLOPT_CAINFO, c->upstream_ca_file))) {
+	    curl_easy_setopt(e, CURLOPT_CAINFO, c->upstream_ca_file)) ||
+	    curl_easy_setopt(e, CURLOPT_URL, rq->url) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
+	    curl_easy_setopt(e, CURLOPT_USERNAME, rq->user) ||
+	    curl_easy_setopt(e, CURLOPT_PASSWORD, rq->pass)) {
 		curl_easy_cleanup(e);
 		return NULL;
 	}
 	return e;
 }
 
-int mc_start(struct pushd *pd, struct mc_job *job)
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
 {
-	if (curl_easy_setopt(job->easy, CURLOPT_PRIVATE, (char *)job) ||
-	    curl_multi_add_handle(pd->multi, job->easy)) {
-		curl_easy_cleanup(job->easy);
-		job->easy = NULL;
+	return n;
+}
+
+/* The end of a stream's response head: the job hears of it. No libcurl
+ * call there but getinfo. */
+static size_t stream_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct mc_job *job = ctx;
+	const char *type = NULL;
+	long status = 0;
+
+	if (n > 2 || (n == 2 && p[0] != '\r') || (n == 1 && p[0] != '\n'))
+		return n;
+	curl_easy_getinfo(job->easy, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(job->easy, CURLINFO_CONTENT_TYPE, &type);
+	job->head(job, status, type);
+	return n;
+}
+
+/* What each kind adds to the defaults: 0, or non-zero. */
+static int mc_kind_opts(struct pushd *pd, CURL *e, struct mc_job *job,
+    const struct mc_req *rq)
+{
+	switch (rq->kind) {
+	case MC_CALL:
+		return curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, rq->json) ||
+		    curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->json_headers);
+	case MC_STREAM:
+		return curl_easy_setopt(e, CURLOPT_HTTPHEADER, pd->sse_headers) ||
+		    curl_easy_setopt(e, CURLOPT_TIMEOUT, 0L) ||
+		    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L) ||
+		    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, STREAM_STALL_S) ||
+		    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, stream_header) ||
+		    curl_easy_setopt(e, CURLOPT_HEADERDATA, job);
+	case MC_SESSION:
+		return curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L) ||
+		    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L) ||
+		    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") ||
+		    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+		    (curl_off_t)SESSION_DOC_MAX) ||
+		    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+	}
+	return -1;
+}
+
+int mc_request(struct pushd *pd, struct mc_job *job, const struct mc_req *rq)
+{
+	CURL *e = mc_easy(pd, rq);
+
+	if (e == NULL || mc_kind_opts(pd, e, job, rq) ||
+	    (rq->kind != MC_SESSION &&
+	    (curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rq->write) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, rq->ctx))) ||
+	    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)job) ||
+	    curl_multi_add_handle(pd->multi, e)) {
+		curl_easy_cleanup(e);
 		return -1;
 	}
+	job->easy = e;
 	return 0;
 }
 

@@ -1,7 +1,32 @@
 /* pushd: the daemon's shared context. One struct, made in main() and
  * reached from every callback (the loop is embedded in it), holding what
  * lives as long as the process: configuration and database, the
- * listening socket, the libcurl multi handle, the accounts. */
+ * listening socket, the libcurl multi handle, the accounts.
+ *
+ * Lifetime and re-entrancy: the rules every pushd file keeps.
+ *
+ * 1. One thread, one loop (ev.h). No call blocks; a callback that needs
+ *    to wait arms a timer or starts a transfer and returns.
+ * 2. What a callback ends is unlinked at once and freed after the batch
+ *    of events in hand (ev_defer): a connection, a tab, an account, a
+ *    channel's state (chan.h), a libcurl socket watcher. Deferred frees
+ *    run in the order they were asked for, so a channel's state goes
+ *    before its account.
+ * 3. So every callback that can still be reached for an ended object
+ *    checks first that it is alive, and again after each call that can
+ *    end it (a tab's send, acct_check_tabs, a mode change) before it
+ *    touches it or re-arms a timer: conn.dead, acct_tab.dead, acct.dead,
+ *    and for a channel's state "its account is alive and still holds
+ *    it" (poll_alive, relay_alive, sub_alive).
+ * 4. A fan-out walks a list with the next element saved first; a tab
+ *    that ends meanwhile keeps its next pointer until it is freed.
+ * 5. in_curl: inside a libcurl callback (an event stream's bytes) no
+ *    transfer may be started or cancelled. What ends there leaves its
+ *    transfer to its deferred free, which cancels it, and the write
+ *    callback returns short so that libcurl ends it; what needs a call
+ *    meanwhile asks for it on a 0 ms timer (poll_now).
+ * 6. stopping: at shutdown the tabs end first, then the accounts; nothing
+ *    is kept for later (no idle subscription) and nothing new starts. */
 #ifndef POSTERN_PUSHD_H
 #define POSTERN_PUSHD_H
 
@@ -33,6 +58,7 @@
 
 struct conn;
 struct acct;
+struct chan;
 struct preq;
 
 struct pushd {
@@ -59,6 +85,8 @@ struct pushd {
 	int in_curl;               /* inside a libcurl callback: no multi calls */
 	/* What conn.c hands a request whose head is in (route.c's). */
 	void (*route)(struct preq *q);
+	/* The channels by mode (chan.h), as the account core reaches them. */
+	const struct chan *const *chans;
 };
 
 static inline struct pushd *pushd_of(struct ev *ev)

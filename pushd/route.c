@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "acct.h"
+#include "callback.h"
 #include "conn.h"
 #include "log.h"
 #include "pushd.h"
@@ -53,7 +53,7 @@ static void push_handle(struct req *r)
 	if (q->head->too_large) {
 		/* Known or not, the body is not read: the token decides only
 		 * what happens to a body that fits. */
-		rc = acct_token_known(q->c->pd, token);
+		rc = callback_token_known(q->c->pd, token);
 		if (rc <= 0)
 			req_error(r, rc ? ERR_INTERNAL : ERR_NOT_FOUND,
 			    rc ? "The push store failed." : "No such push subscription.");
@@ -61,7 +61,7 @@ static void push_handle(struct req *r)
 			req_error(r, ERR_TOO_LARGE, "The push body is too large.");
 		return;
 	}
-	rc = acct_push_callback(q->c->pd, token, conn_param(q, "CONTENT_TYPE"),
+	rc = callback_handle(q->c->pd, token, conn_param(q, "CONTENT_TYPE"),
 	    q->head->body.data ? q->head->body.data : "", q->head->body.len);
 	switch (rc) {
 	case 202:

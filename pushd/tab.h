@@ -1,7 +1,8 @@
 /* tab: one browser tab's Server-Sent-Events stream. A tab is small (its
  * size is a headline figure): where its stream goes, its account, the
  * session it was opened with (to notice a sign-out), its filter and a
- * ping timer. Everything it writes is formatted when sent. */
+ * ping timer. Everything it writes is formatted when sent.
+ * (Lifetime: pushd.h.) */
 #ifndef POSTERN_TAB_H
 #define POSTERN_TAB_H
 

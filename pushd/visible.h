@@ -1,5 +1,6 @@
 /* visible: POST /api/events?visible=0|1, the browser telling pushd that
- * one of its tabs came into view or that none is any more. */
+ * one of its tabs came into view or that none is any more.
+ * (Lifetime: pushd.h.) */
 #ifndef POSTERN_VISIBLE_H
 #define POSTERN_VISIBLE_H
 

@@ -1,5 +1,5 @@
 /* Fuzz target for pushd's push callback (POST /api/push/<token>, the body
- * a JMAP server sends: pushd/acct.c acct_push_callback).
+ * a JMAP server sends: pushd/callback.c callback_handle).
  *
  * The input's first byte picks the subscription's state, whether the
  * account has a tab, and which token is presented; its first line (after
@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "acct.h"
+#include "callback.h"
+#include "chan.h"
 #include "fuzzapp.h"
 #include "pushd.h"
 
@@ -19,6 +21,7 @@
 
 static struct pushd pd;
 static struct acct *the;
+static struct chan_sub sub;
 
 static void setup(void)
 {
@@ -27,7 +30,9 @@ static void setup(void)
 		abort();
 	the->pd = &pd;
 	snprintf(the->key, sizeof(the->key), "%032x", 7);
-	acct_token_hash(TOKEN, the->token_hash);
+	sub_token_hash(TOKEN, sub.token_hash);
+	sub.a = the;
+	the->sub = &sub;
 	the->jmap_id = strdup("A1");
 	pd.accts[0] = the;
 	pd.naccts = 1;
@@ -65,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* The sub_id stays NULL: a verification is never accepted, so that
 	 * no call to the JMAP server is started. */
-	the->sub_state = data[0] % 4;
+	sub.state = data[0] % 4;
 	the->ntabs = (data[0] >> 2) & 1;
 	token = (data[0] >> 3) & 1 ? "someone-elses-token" : TOKEN;
 	memcpy(copy, data + 1, size - 1);
@@ -79,13 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		body = copy + size - 1;
 		n = 0;
 	}
-	rc = acct_push_callback(&pd, token, (data[0] >> 4) & 1 ? NULL : type,
+	rc = callback_handle(&pd, token, (data[0] >> 4) & 1 ? NULL : type,
 	    body, n);
 	if (rc != 202 && rc != 400 && rc != 403 && rc != 404 && rc != 415)
 		abort();
 	if (token[0] == 's' && rc != 404)
 		abort();
-	if (rc == 202 && the->sub_state != SUB_VERIFIED)
+	if (rc == 202 && sub.state != SUB_VERIFIED)
 		abort();
 	free(copy);
 	return 0;

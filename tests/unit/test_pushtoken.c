@@ -18,6 +18,8 @@
 #include "testapp.h"
 
 #include "acct.h"
+#include "callback.h"
+#include "chan.h"
 #include "pushd.h"
 #include "seal.h"
 
@@ -79,16 +81,16 @@ static void insert_sub(struct testapp *t, const char *col, const char *value)
 	exec_sql(t, sql);
 }
 
-/* What acct_token_hash gives is the SHA-256 of the token, in hex. */
+/* What sub_token_hash gives is the SHA-256 of the token, in hex. */
 static void hash_is_sha256_hex(void **state)
 {
 	char got[ACCT_TOKEN_HEX + 1], want[65];
 
-	acct_token_hash(TOKEN, got);
+	sub_token_hash(TOKEN, got);
 	sha256_hex(TOKEN, want);
 	assert_string_equal(got, want);
 	assert_int_equal(strlen(got), ACCT_TOKEN_HEX);
-	acct_token_hash(OTHER, want);
+	sub_token_hash(OTHER, want);
 	assert_string_not_equal(got, want);
 }
 
@@ -131,14 +133,14 @@ static void stored_token_found_by_hash(void **state)
 
 	memset(&pd, 0, sizeof(pd));
 	pd.app = t->app;
-	acct_token_hash(TOKEN, hash);
+	sub_token_hash(TOKEN, hash);
 	insert_sub(t, "token_hash", hash);
-	assert_int_equal(acct_token_known(&pd, TOKEN), 1);
-	assert_int_equal(acct_token_known(&pd, OTHER), 0);
-	assert_int_equal(acct_token_known(&pd, hash), 0);  /* the hash is no token */
-	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	assert_int_equal(callback_token_known(&pd, TOKEN), 1);
+	assert_int_equal(callback_token_known(&pd, OTHER), 0);
+	assert_int_equal(callback_token_known(&pd, hash), 0);  /* the hash is no token */
+	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
-	assert_int_equal(acct_push_callback(&pd, OTHER, "application/json",
+	assert_int_equal(callback_handle(&pd, OTHER, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
 	assert_false(db_holds(t, TOKEN));
 }
@@ -150,30 +152,35 @@ static void account_in_memory_found_by_hash(void **state)
 	struct testapp *t = *state;
 	static struct pushd pd;
 	static struct acct a;
+	static struct chan_sub sub;
 	char near[sizeof(TOKEN)];
 
 	memset(&pd, 0, sizeof(pd));
 	memset(&a, 0, sizeof(a));
+	memset(&sub, 0, sizeof(sub));
 	pd.app = t->app;
 	a.pd = &pd;
 	a.jmap_id = (char *)"A1";
-	a.sub_state = SUB_PENDING;
-	acct_token_hash(TOKEN, a.token_hash);
+	a.sub = &sub;
+	sub.a = &a;
+	sub.state = SUB_PENDING;
+	sub_token_hash(TOKEN, sub.token_hash);
 	pd.accts[3] = &a;
 	pd.naccts = 1;
 	assert_null(memmem(&a, sizeof(a), TOKEN, strlen(TOKEN)));
+	assert_null(memmem(&sub, sizeof(sub), TOKEN, strlen(TOKEN)));
 	/* Not verified yet: a StateChange is refused, so the token was found. */
-	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 403);
-	a.sub_state = SUB_VERIFIED;
-	assert_int_equal(acct_push_callback(&pd, TOKEN, "application/json",
+	sub.state = SUB_VERIFIED;
+	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
 	memcpy(near, TOKEN, sizeof(near));
 	near[sizeof(near) - 2] ^= 1;
-	assert_int_equal(acct_push_callback(&pd, near, "application/json",
+	assert_int_equal(callback_handle(&pd, near, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
-	assert_int_equal(acct_token_known(&pd, TOKEN), 1);
-	assert_int_equal(acct_token_known(&pd, near), 0);
+	assert_int_equal(callback_token_known(&pd, TOKEN), 1);
+	assert_int_equal(callback_token_known(&pd, near), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
