@@ -47,16 +47,47 @@ int callback_token_known(struct pushd *pd, const char *token)
 	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash);
 }
 
+/* A PushVerification: its code goes back to the mail server (a is NULL
+ * when the subscription's account has no tab here: refused). */
+static int on_verification(struct acct *a, json_object *o)
+{
+	const char *id = js_str(o, "pushSubscriptionId");
+	const char *code = js_str(o, "verificationCode");
+
+	if (id == NULL || code == NULL || strlen(code) > 512)
+		return 400;
+	return a ? sub_verification(a, id, code) : 403;
+}
+
+/* A StateChange of a verified subscription: the account's new states. */
+static int on_state_change(struct acct *a, const char *hash, json_object *o)
+{
+	char *states[ACCT_NTYPES] = { NULL };
+	json_object *changed;
+	unsigned i, got;
+
+	if (a == NULL)
+		return 202;  /* ours, but no tab is open here: nobody to tell */
+	if (sub_token_state(a, hash) != SUB_VERIFIED)
+		return 403;
+	if ((changed = js_obj(o, "changed")) == NULL)
+		return 400;
+	got = acct_changed_states(a, changed, states);
+	if (got && a->ntabs)
+		acct_new_states(a, states, got, 0);
+	for (i = 0; i < ACCT_NTYPES; i++)
+		free(states[i]);
+	return 202;
+}
+
 int callback_handle(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n)
 {
-	struct acct *a;
-	json_object *o, *changed;
-	char *states[ACCT_NTYPES] = { NULL };
 	char hash[ACCT_TOKEN_HEX + 1];
-	const char *type, *id, *code;
-	unsigned i, got;
-	int known, rc;
+	struct acct *a;
+	json_object *o;
+	const char *type;
+	int known, rc = 400;
 
 	sub_token_hash(token, hash);
 	if ((a = acct_by_token(pd, hash)) == NULL &&
@@ -65,45 +96,14 @@ int callback_handle(struct pushd *pd, const char *token,
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))
 		return 415;
-	if ((o = js_parse(body, n)) == NULL ||
-	    !json_object_is_type(o, json_type_object) ||
-	    (type = js_str(o, "@type")) == NULL) {
-		json_object_put(o);
-		return 400;
+	if ((o = js_parse(body, n)) != NULL &&
+	    json_object_is_type(o, json_type_object) &&
+	    (type = js_str(o, "@type")) != NULL) {
+		if (!strcmp(type, "PushVerification"))
+			rc = on_verification(a, o);
+		else if (!strcmp(type, "StateChange"))
+			rc = on_state_change(a, hash, o);
 	}
-	if (!strcmp(type, "PushVerification")) {
-		id = js_str(o, "pushSubscriptionId");
-		code = js_str(o, "verificationCode");
-		rc = 403;
-		if (id == NULL || code == NULL || strlen(code) > 512)
-			rc = 400;
-		else if (a)
-			rc = sub_verification(a, id, code);
-		json_object_put(o);
-		return rc;
-	}
-	if (strcmp(type, "StateChange")) {
-		json_object_put(o);
-		return 400;
-	}
-	if (a == NULL) {
-		/* Ours, but no tab is open in this process: nobody to tell. */
-		json_object_put(o);
-		return 202;
-	}
-	if (sub_token_state(a, hash) != SUB_VERIFIED) {
-		json_object_put(o);
-		return 403;
-	}
-	if ((changed = js_obj(o, "changed")) == NULL) {
-		json_object_put(o);
-		return 400;
-	}
-	got = acct_changed_states(a, changed, states);
 	json_object_put(o);
-	if (got && a->ntabs)
-		acct_new_states(a, states, got, 0);
-	for (i = 0; i < ACCT_NTYPES; i++)
-		free(states[i]);
-	return 202;
+	return rc;
 }
