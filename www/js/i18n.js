@@ -3,7 +3,10 @@
 
 import * as dates from "./dates.js";
 
-export const LANGS = ["en", "de", "fr"];
+export const LANGS = ["en", "de", "fr", "es", "it", "nl", "pl", "pt", "ru", "ar"];
+// Written right to left: the page's dir follows the language, and the
+// layout follows dir (style.css uses logical properties throughout).
+export const RTL = ["ar", "fa", "he", "ur"];
 let cat = {};
 let fallback = {};
 let locale = "en";
@@ -32,6 +35,7 @@ export async function init(pref) {
   fallback = f || c;
   plural = new Intl.PluralRules(locale);
   document.documentElement.lang = lang;
+  document.documentElement.dir = RTL.includes(lang) ? "rtl" : "ltr";
   return lang;
 }
 
