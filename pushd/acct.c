@@ -308,13 +308,20 @@ const char *acct_pass(const struct acct *a)
 	return a->creds.data + strlen(a->creds.data) + 1;
 }
 
+/* An answer's bytes into its buf; short when it passes the buf's cap
+ * (libcurl then stops). */
+static size_t acct_collect(char *p, size_t size, size_t n, void *ctx)
+{
+	return buf_append(ctx, p, n) == -1 ? 0 : n;
+}
+
 int acct_call(struct acct *a, struct mc_job *job, const char *json,
-    curl_write_callback write, void *ctx)
+    struct buf *answer)
 {
 	struct mc_req rq = {
 		.kind = MC_CALL, .url = a->api_url,
 		.user = acct_user(a), .pass = acct_pass(a),
-		.json = json, .write = write, .ctx = ctx,
+		.json = json, .write = acct_collect, .ctx = answer,
 	};
 
 	return json ? mc_request(a->pd, job, &rq) : -1;

@@ -115,7 +115,7 @@ struct chan {
 	void (*stop)(struct acct *a);
 	/* The account's last tab closed: 1 when the channel keeps the account
 	 * for a while (a subscription, to destroy it after push_idle; it ends
-	 * the account then), 0 when it stopped. */
+	 * the account then), else 0 (acct_end stops what still runs). */
 	int (*idle)(struct acct *a);
 	/* A tab came into view (polls come faster), or NULL. */
 	void (*visible)(struct acct *a);
@@ -164,9 +164,10 @@ void acct_accepted(struct acct *a, long status);
  * refused the account's credentials (every tab ends). */
 void acct_check_tabs(struct acct *a, int revoke);
 /* One JMAP API call with the account's credentials: json posted (copied),
- * the answer to write(ctx): 0, or -1 when it cannot be started. */
+ * the answer appended to answer (up to its cap): 0, or -1 when it
+ * cannot be started. */
 int acct_call(struct acct *a, struct mc_job *job, const char *json,
-    curl_write_callback write, void *ctx);
+    struct buf *answer);
 /* The account's login and password, for a request of a channel. */
 const char *acct_user(const struct acct *a);
 const char *acct_pass(const struct acct *a);

@@ -15,7 +15,18 @@
 #include "chan.h"
 #include "js.h"
 #include "pushd.h"
+#include "seal.h"
 #include "store.h"
+
+/* The state of the account's subscription when it has the token of this
+ * hash (compared in constant time), else -1. */
+static int token_state(const struct acct *a, const char *hash)
+{
+	const struct chan_sub *s = a->sub;
+
+	return s && s->token_hash[0] &&
+	    seal_equal(s->token_hash, hash, ACCT_TOKEN_HEX) ? s->state : -1;
+}
 
 /* The account whose subscription's token hashes to hash. */
 static struct acct *acct_by_token(struct pushd *pd, const char *hash)
@@ -25,7 +36,7 @@ static struct acct *acct_by_token(struct pushd *pd, const char *hash)
 
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
 		for (a = pd->accts[i]; a; a = a->next)
-			if (sub_token_state(a, hash) >= 0)
+			if (token_state(a, hash) >= 0)
 				return a;
 	return NULL;
 }
@@ -68,7 +79,7 @@ static int on_state_change(struct acct *a, const char *hash, json_object *o)
 
 	if (a == NULL)
 		return 202;  /* ours, but no tab is open here: nobody to tell */
-	if (sub_token_state(a, hash) != SUB_VERIFIED)
+	if (token_state(a, hash) != SUB_VERIFIED)
 		return 403;
 	if ((changed = js_obj(o, "changed")) == NULL)
 		return 400;

@@ -36,9 +36,13 @@ void poll_now(struct acct *a);
 /* The sessions of the tabs are re-checked every push_poll_interval
  * (relay and subscription modes; the poll does it on each call). */
 void poll_watch(struct acct *a);
+/* The next state call is not needed (a subscription took over); the
+ * watch goes on. */
+void poll_rest(struct acct *a);
 
-/* A subscription: created and awaiting its verification, verified;
- * failed (the server has none, or it was not verified in time). */
+/* A subscription: none (yet, or gone); created and awaiting its
+ * verification; verified; failed (the server has none, or it was not
+ * verified in time). */
 enum chan_sub_state { SUB_NONE, SUB_PENDING, SUB_VERIFIED, SUB_FAILED };
 
 /* The subscription's state (chan_sub.c's; here for the callback's tests). */
@@ -59,6 +63,8 @@ struct chan_sub {
 	struct ev_timer grace_timer;     /* the relay closes after verification */
 	uint8_t state;                   /* enum chan_sub_state */
 	uint8_t step;                    /* the call in flight (its table row) */
+	uint8_t unsent;                  /* the answer is to a call that could
+	                                    not be made */
 	unsigned want;                   /* calls waiting (bits, chan_sub.c) */
 };
 
@@ -66,9 +72,6 @@ struct chan_sub {
 /* What pushd keeps of a push token (its SHA-256 in hex), in memory and in
  * push_accounts.token_hash. */
 void sub_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1]);
-/* The state of the account's subscription when it has the token of this
- * hash (compared in constant time), else -1. */
-int sub_token_state(const struct acct *a, const char *hash);
 /* A PushVerification for subscription id with code: the HTTP status
  * (202 taken, 403 not ours or not awaited). */
 int sub_verification(struct acct *a, const char *id, const char *code);

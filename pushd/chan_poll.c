@@ -45,14 +45,6 @@ static int poll_alive(const struct chan_poll *p)
 	return !p->a->dead && p->a->poll == p;
 }
 
-static size_t poll_write(char *b, size_t size, size_t n, void *ctx)
-{
-	struct chan_poll *p = ctx;
-
-	/* Returning short makes libcurl stop: the answer passed its cap. */
-	return buf_append(&p->resp, b, n) == -1 ? 0 : n;
-}
-
 /* The poll call: each type's /get with no ids returns just its state. */
 static char *poll_body(const struct acct *a)
 {
@@ -253,7 +245,7 @@ static void poll_start(struct chan_poll *p)
 	p->again = 0;
 	p->started = p->pd->ev.now;
 	buf_reset(&p->resp);
-	if (acct_call(p->a, &p->job, body, poll_write, p) == -1) {
+	if (acct_call(p->a, &p->job, body, &p->resp) == -1) {
 		log_err("pushd: cannot set up a poll");
 		poll_again(p);
 	}
@@ -276,6 +268,12 @@ void poll_watch(struct acct *a)
 	if (p && !ev_timer_armed(&p->watch))
 		ev_timer_set(&p->pd->ev, &p->watch,
 		    (uint64_t)a->pd->app.cfg.push_poll_interval * 1000);
+}
+
+void poll_rest(struct acct *a)
+{
+	if (a->poll)
+		ev_timer_stop(&a->pd->ev, &a->poll->timer);
 }
 
 static int poll_usable(const struct acct *a)

@@ -92,13 +92,10 @@ static int relay_event(void *ctx, const char *event, const char *data,
 
 /* The response head: a 200 text/event-stream is a stream. Inside
  * libcurl: the call for the gap runs from the loop. */
-static void relay_head(struct mc_job *job, long status, const char *type)
+static void relay_head_in(struct chan_relay *r, long status, const char *type)
 {
-	struct chan_relay *r = container_of(job, struct chan_relay, stream);
 	struct acct *a = r->a;
 
-	if (!relay_alive(r))
-		return;
 	acct_accepted(a, status);
 	if (status != 200 || type == NULL ||
 	    strncasecmp(type, "text/event-stream", 17))
@@ -114,6 +111,17 @@ static void relay_head(struct mc_job *job, long status, const char *type)
 	 * tells the tabs what changed while no stream was open. */
 	poll_now(a);
 	poll_watch(a);
+}
+
+/* libcurl's header callback: in_curl while it runs (pushd.h, rule 5). */
+static void relay_head(struct mc_job *job, long status, const char *type)
+{
+	struct chan_relay *r = container_of(job, struct chan_relay, stream);
+
+	r->pd->in_curl++;
+	if (relay_alive(r))
+		relay_head_in(r, status, type);
+	r->pd->in_curl--;
 }
 
 static size_t relay_write(char *p, size_t size, size_t n, void *ctx)

@@ -132,13 +132,6 @@ static void sub_lost(struct chan_sub *s, const char *why)
 		acct_fall_back(a, ACCT_SUBSCRIPTION, why);
 }
 
-static size_t sub_write(char *p, size_t size, size_t n, void *ctx)
-{
-	struct chan_sub *s = ctx;
-
-	return buf_append(&s->resp, p, n) == -1 ? 0 : n;
-}
-
 static void sub_done(struct mc_job *job, CURLcode rc, long status);
 
 /* One PushSubscription call of step (args taken): 0, or -1. */
@@ -152,8 +145,7 @@ static int sub_call(struct chan_sub *s, enum sub_step_id step,
 	s->job.done = sub_done;
 	s->step = (uint8_t)step;
 	rc = acct_call(s->a, &s->job,
-	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
-	    sub_write, s);
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &s->resp);
 	json_object_put(o);
 	return rc;
 }
@@ -231,7 +223,11 @@ static void on_destroyed(struct chan_sub *s, json_object *args)
 {
 	struct acct *a = s->a;
 
-	store_push_delete(a->pd->app.store, a->key);
+	/* A call that could not be made leaves the subscription, and so its
+	 * row, for the next run; anything else, answered or with nothing to
+	 * destroy, removes the row. */
+	if (!(s->unsent && s->id))
+		store_push_delete(a->pd->app.store, a->key);
 	sub_clear(s, SUB_NONE);
 	acct_end(a);
 }
@@ -239,6 +235,10 @@ static void on_destroyed(struct chan_sub *s, json_object *args)
 /* Verified: subscription mode. */
 static void on_verified(struct chan_sub *s, json_object *args)
 {
+	/* Too late: its deadline passed while the call was out (the drop
+	 * step destroys it). */
+	if (s->state != SUB_PENDING)
+		return;
 	if (!subjson_updated(args, s->id, NULL)) {
 		log_warn("pushd: the push verification was not accepted");
 		return;
@@ -246,6 +246,7 @@ static void on_verified(struct chan_sub *s, json_object *args)
 	s->state = SUB_VERIFIED;
 	free(s->verify_code);
 	s->verify_code = NULL;
+	sub_arm(s);
 	acct_set_mode(s->a, ACCT_SUBSCRIPTION, "a push subscription is verified");
 }
 
@@ -368,8 +369,10 @@ static void sub_next(struct chan_sub *s)
 			return;
 		if (args)
 			log_warn("pushd: cannot make a PushSubscription call");
+		s->unsent = args != NULL;
 		if (sub_steps[i].answer)
 			sub_steps[i].answer(s, NULL);
+		s->unsent = 0;
 	}
 	if (sub_alive(s) && s->state == SUB_FAILED && s->want == 0 &&
 	    s->job.easy == NULL && a->ntabs)
@@ -445,8 +448,10 @@ static void sub_on_grace(struct ev *ev, struct ev_timer *t)
 	struct chan_sub *s = container_of(t, struct chan_sub, grace_timer);
 	struct acct *a = s->a;
 
-	if (a->mode == ACCT_SUBSCRIPTION)
+	if (a->mode == ACCT_SUBSCRIPTION) {
 		a->pd->chans[ACCT_RELAY]->stop(a);
+		poll_rest(a);
+	}
 }
 
 /* -- the channel ----------------------------------------------------------- */
@@ -515,16 +520,19 @@ static int sub_usable(const struct acct *a)
 	return a->sub && a->sub->state == SUB_VERIFIED;
 }
 
-/* In charge: the relay goes on for a grace; the tabs are watched; the
- * renewal is checked. */
+/* In charge: a relay still open goes on for a grace; the tabs are
+ * watched; the renewal check stays where it is (a tab back after idle
+ * must not put it off). */
 static void sub_enter(struct acct *a)
 {
 	struct chan_sub *s = a->sub;
 
-	ev_timer_set(&a->pd->ev, &s->grace_timer, SUB_GRACE_MS);
+	if (a->relay)
+		ev_timer_set(&a->pd->ev, &s->grace_timer, SUB_GRACE_MS);
 	if (a->ntabs)
 		poll_watch(a);
-	sub_arm(s);
+	if (!ev_timer_armed(&s->timer))
+		sub_arm(s);
 }
 
 /* A subscription outlives the tabs for push_idle (with the credentials,
@@ -571,14 +579,6 @@ void sub_token_hash(const char *token, char out[ACCT_TOKEN_HEX + 1])
 
 	seal_sha256(token, strlen(token), h);
 	seal_hex(h, sizeof(h), out);
-}
-
-int sub_token_state(const struct acct *a, const char *hash)
-{
-	const struct chan_sub *s = a->sub;
-
-	return s && s->token_hash[0] &&
-	    seal_equal(s->token_hash, hash, ACCT_TOKEN_HEX) ? s->state : -1;
 }
 
 int sub_verification(struct acct *a, const char *id, const char *code)

@@ -16,6 +16,13 @@ uint64_t ev_clock(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The loop's clock: a test's, or the monotonic one (a loop made without
+ * ev_init has none). */
+static uint64_t ev_now_clock(const struct ev *ev)
+{
+	return ev->clock ? ev->clock() : ev_clock();
+}
+
 int ev_init(struct ev *ev)
 {
 	*ev = (struct ev){ .epfd = -1, .clock = ev_clock };
@@ -159,7 +166,7 @@ int ev_timer_set(struct ev *ev, struct ev_timer *t, uint64_t ms)
 		ev->heap = h;
 		ev->capheap = cap;
 	}
-	t->when = ev->clock() + ms;
+	t->when = ev_now_clock(ev) + ms;
 	t->idx = (int)ev->nheap;
 	ev->heap[ev->nheap++] = t;
 	heap_up(ev, (size_t)t->idx);
@@ -191,7 +198,7 @@ static int next_timeout(struct ev *ev)
 
 	if (ev->nheap == 0)
 		return -1;
-	now = ev->clock();
+	now = ev_now_clock(ev);
 	if (ev->heap[0]->when <= now)
 		return 0;
 	return ev->heap[0]->when - now > 3600000 ? 3600000 :
@@ -205,7 +212,7 @@ static void run_timers(struct ev *ev)
 
 	/* At most the timers due now: one that re-arms itself for 0 ms runs
 	 * again on the next turn, after I/O, not in a loop here. */
-	ev->now = ev->clock();
+	ev->now = ev_now_clock(ev);
 	while (budget-- && ev->nheap && ev->heap[0]->when <= ev->now) {
 		t = ev->heap[0];
 		ev_timer_stop(ev, t);
@@ -229,7 +236,7 @@ int ev_run(struct ev *ev)
 		n = epoll_wait(ev->epfd, evs, EV_BATCH, next_timeout(ev));
 		if (n == -1 && errno != EINTR)
 			return -1;
-		ev->now = ev->clock();
+		ev->now = ev_now_clock(ev);
 		for (i = 0; i < n; i++) {
 			io = evs[i].data.ptr;
 			/* Removed by an earlier callback of this batch. */

@@ -20,8 +20,8 @@
  *    it" (poll_alive, relay_alive, sub_alive).
  * 4. A fan-out walks a list with the next element saved first; a tab
  *    that ends meanwhile keeps its next pointer until it is freed.
- * 5. in_curl: inside a libcurl callback (an event stream's bytes) no
- *    transfer may be started or cancelled. What ends there leaves its
+ * 5. in_curl: inside a libcurl callback (an event stream's head and
+ *    bytes) no transfer may be started or cancelled. What ends there leaves its
  *    transfer to its deferred free, which cancels it, and the write
  *    callback returns short so that libcurl ends it; what needs a call
  *    meanwhile asks for it on a 0 ms timer (poll_now).

@@ -62,6 +62,7 @@ struct fake_req {
 static struct fake_req fake[FAKE_MAX];
 static unsigned nfake;
 static struct pushd *fake_pd;
+static int fake_refuse;            /* the next requests cannot be made */
 
 /* A copy of json-c's output with "\/" as "/", to be searched. */
 static char *unslash(const char *json)
@@ -84,6 +85,8 @@ int mc_request(struct pushd *pd, struct mc_job *job, const struct mc_req *rq)
 	/* pushd.h, rule 5: never from inside a libcurl callback. */
 	assert_int_equal(pd->in_curl, 0);
 	assert_null(job->easy);
+	if (fake_refuse)
+		return -1;
 	assert_true(nfake < FAKE_MAX);
 	r = &fake[nfake++];
 	r->job = job;
@@ -261,6 +264,7 @@ static struct fix *fix_open(const char *mode)
 
 	assert_non_null(f);
 	fake_reset();
+	fake_refuse = 0;
 	testapp_init(&f->t);
 	set(f, "push_mode", mode);
 	set(f, "push_public_url", "https://push.example.test");
@@ -421,6 +425,51 @@ static void unauthorized_ends_sessions(void **state)
 
 /* -- the subscription ------------------------------------------------------ */
 
+/* A verified subscription S0 of an earlier run, expiring in an hour, and
+ * renewals due two hours before expiry: the renewal check, every
+ * push_renew / 4 = 30 min, finds it due. */
+static void stored_subscription(struct fix *f)
+{
+	struct store_push_row row = {
+		.account = f->s->account, .mode = STORE_PUSH_SUBSCRIPTION,
+		.sub_id = "S0", .token_hash = HASH0,
+		.expires = (long long)time(NULL) + 3600,
+	};
+
+	f->pd.app.cfg.push_renew = 7200;
+	assert_int_equal(store_push_put(f->pd.app.store, &row), 0);
+}
+
+/* Answers the first PushSubscription/get: S0 is ours and held. */
+static void list_holds_s0(struct fix *f)
+{
+	char dev[APP_KEY_HEX + 1], list[512];
+
+	app_key(&f->pd.app, "device", "pushd", dev);
+	snprintf(list, sizeof(list), GET_ANSWER("[{\"id\":\"S0\","
+	    "\"deviceClientId\":\"%s\",\"verificationCode\":\"V0\"}]"), dev);
+	fake_answer(fake_find(MC_CALL, "PushSubscription/get"), 200, list);
+}
+
+/* The stream opens, no subscription is there, S1 is created: the token
+ * in its callback URL into token. */
+static void created_s1(struct fix *f, char token[64])
+{
+	const char *json, *tok;
+
+	stream_up(f, "e1");
+	fake_answer(fake_find(MC_CALL, "PushSubscription/get"), 200,
+	    GET_ANSWER("[]"));
+	json = fake_find(MC_CALL, "PushSubscription/set")->json;
+	tok = strstr(json, "/api/push/") + 10;
+	snprintf(token, 64, "%.*s", (int)strcspn(tok, "\""), tok);
+	fake_answer(fake_find(MC_CALL, "PushSubscription/set"), 200,
+	    SET_ANSWER("{\"created\":{\"c\":{\"id\":\"S1\"}}}"));
+}
+
+#define VERIFICATION "{\"@type\":\"PushVerification\"," \
+	"\"pushSubscriptionId\":\"S1\",\"verificationCode\":\"V1\"}"
+
 /* Created, then not verified in time: it is destroyed, and the event
  * stream, in charge all along, goes on. Verified instead: it takes over,
  * and the stream closes after the grace. */
@@ -457,23 +506,14 @@ static void subscription_verified_takes_over(void **state)
 	struct fix *f = fix_open("auto");
 	struct acct *a = attach(f, 0);
 	char hash[ACCT_TOKEN_HEX + 1];
-	const char *json, *tok;
 	char token[64];
 	const char *change = "{\"@type\":\"StateChange\",\"changed\":"
 	    "{\"A1\":{\"Email\":\"e9\"}}}";
-	const char *verification = "{\"@type\":\"PushVerification\","
-	    "\"pushSubscriptionId\":\"S1\",\"verificationCode\":\"V1\"}";
+	const char *verification = VERIFICATION;
 
-	stream_up(f, "e1");
-	fake_answer(fake_find(MC_CALL, "PushSubscription/get"), 200,
-	    GET_ANSWER("[]"));
-	json = fake_find(MC_CALL, "PushSubscription/set")->json;
-	tok = strstr(json, "/api/push/") + 10;
-	snprintf(token, sizeof(token), "%.*s", (int)strcspn(tok, "\""), tok);
+	created_s1(f, token);
 	sub_token_hash(token, hash);
-	assert_string_equal(a->sub->token_hash, hash);
-	fake_answer(fake_find(MC_CALL, "PushSubscription/set"), 200,
-	    SET_ANSWER("{\"created\":{\"c\":{\"id\":\"S1\"}}}"));
+	assert_string_equal(a->sub->token_hash, hash);    /* only the hash kept */
 	assert_int_equal(callback_handle(&f->pd, token, "application/json",
 	    change, strlen(change)), 403);                /* not verified yet */
 	assert_int_equal(callback_handle(&f->pd, token, "application/json",
@@ -498,15 +538,9 @@ static void subscription_verified_takes_over(void **state)
 static void renewal_refused_new_subscription(void **state)
 {
 	struct fix *f = fix_open("auto");
-	struct store_push_row row = {
-		.account = f->s->account, .mode = STORE_PUSH_SUBSCRIPTION,
-		.sub_id = "S0", .token_hash = HASH0,
-		.expires = (long long)time(NULL) + 3600,
-	};
 	struct acct *a;
 
-	f->pd.app.cfg.push_renew = 7200;    /* the expiry is within it */
-	assert_int_equal(store_push_put(f->pd.app.store, &row), 0);
+	stored_subscription(f);
 	a = attach(f, 0);
 	assert_int_equal(a->mode, ACCT_SUBSCRIPTION);
 	assert_null(fake_find(MC_STREAM, NULL));
@@ -523,18 +557,9 @@ static void renewal_refused_new_subscription(void **state)
 	fix_close(f);
 
 	f = fix_open("auto");
-	f->pd.app.cfg.push_renew = 7200;
-	row.account = f->s->account;
-	assert_int_equal(store_push_put(f->pd.app.store, &row), 0);
+	stored_subscription(f);
 	a = attach(f, 0);
-	{
-		char dev[APP_KEY_HEX + 1], list[512];
-
-		app_key(&f->pd.app, "device", "pushd", dev);
-		snprintf(list, sizeof(list), GET_ANSWER("[{\"id\":\"S0\","
-		    "\"deviceClientId\":\"%s\",\"verificationCode\":\"V0\"}]"), dev);
-		fake_answer(fake_find(MC_CALL, "PushSubscription/get"), 200, list);
-	}
+	list_holds_s0(f);
 	assert_int_equal(a->mode, ACCT_SUBSCRIPTION);
 	assert_null(fake_find(MC_CALL, "PushSubscription"));
 	advance(1800 * 1000);               /* push_renew / 4 */
@@ -555,15 +580,11 @@ static void idle_subscription_destroyed(void **state)
 {
 	struct fix *f = fix_open("auto");
 	struct acct *a;
+	char token[64];
 
 	f->pd.app.cfg.push_verify_timeout = 3600;
 	a = attach(f, 0);
-
-	stream_up(f, "e1");
-	fake_answer(fake_find(MC_CALL, "PushSubscription/get"), 200,
-	    GET_ANSWER("[]"));
-	fake_answer(fake_find(MC_CALL, "PushSubscription/set"), 200,
-	    SET_ANSWER("{\"created\":{\"c\":{\"id\":\"S1\"}}}"));
+	created_s1(f, token);
 	ftab_end(&f->tabs[0].at);
 	assert_int_equal(f->pd.naccts, 1);
 	assert_null(a->relay);
@@ -572,6 +593,75 @@ static void idle_subscription_destroyed(void **state)
 	fake_answer(fake_find(MC_CALL, "\"destroy\":[\"S1\"]"), 200,
 	    SET_ANSWER("{\"destroyed\":[\"S1\"]}"));
 	assert_int_equal(f->pd.naccts, 0);
+	fix_close(f);
+}
+
+/* A tab back after idle leaves the renewal check where it was: a tab that
+ * comes and goes more often than the check must not put it off. */
+static void tab_back_keeps_renewal_check(void **state)
+{
+	struct fix *f = fix_open("auto");
+	struct acct *a;
+
+	stored_subscription(f);
+	a = attach(f, 0);
+	list_holds_s0(f);
+	assert_int_equal(a->mode, ACCT_SUBSCRIPTION);
+	advance(1000 * 1000);
+	ftab_end(&f->tabs[0].at);
+	assert_int_equal(f->pd.naccts, 1);          /* kept for push_idle */
+	f->pd.app.cfg.push_idle = 3600;
+	assert_ptr_equal(attach(f, 0), a);
+	assert_int_equal(a->mode, ACCT_SUBSCRIPTION);
+	advance(800 * 1000);                        /* 30 min from the first */
+	assert_non_null(fake_find(MC_CALL, "\"expires\""));
+	fix_close(f);
+}
+
+/* The verification's answer arrives after its deadline has passed: the
+ * subscription is dropped, and the event stream stays in charge. */
+static void late_verification_is_dropped(void **state)
+{
+	struct fix *f = fix_open("auto");
+	struct acct *a = attach(f, 0);
+	const char *verification = VERIFICATION;
+	char token[64];
+
+	created_s1(f, token);
+	assert_int_equal(callback_handle(&f->pd, token, "application/json",
+	    verification, strlen(verification)), 202);
+	advance(10000);                     /* the deadline, the call still out */
+	fake_answer(fake_find(MC_CALL, "\"verificationCode\":\"V1\""), 200,
+	    SET_ANSWER("{\"updated\":{\"S1\":null}}"));
+	assert_int_equal(a->mode, ACCT_RELAY);
+	fake_answer(fake_find(MC_CALL, "\"destroy\":[\"S1\"]"), 200,
+	    SET_ANSWER("{\"destroyed\":[\"S1\"]}"));
+	assert_null(a->sub);
+	advance(3000);
+	assert_non_null(a->relay);
+	fix_close(f);
+}
+
+/* A call that cannot be made counts as failed; an idle subscription
+ * that cannot be destroyed keeps its row (the next run uses it or
+ * destroys it), and the account ends. */
+static void destroy_that_cannot_be_made_keeps_row(void **state)
+{
+	struct fix *f = fix_open("auto");
+	long long expires;
+	char *id = NULL, hash[ACCT_TOKEN_HEX + 1];
+
+	stored_subscription(f);
+	attach(f, 0);
+	list_holds_s0(f);
+	ftab_end(&f->tabs[0].at);
+	fake_refuse = 1;
+	advance(30000);                     /* push_idle */
+	assert_int_equal(f->pd.naccts, 0);
+	assert_int_equal(store_push_held(f->pd.app.store, f->s->account, &id,
+	    hash, ACCT_TOKEN_HEX, &expires), 1);
+	assert_string_equal(id, "S0");
+	free(id);
 	fix_close(f);
 }
 
@@ -614,6 +704,9 @@ int main(void)
 		cmocka_unit_test(subscription_verified_takes_over),
 		cmocka_unit_test(renewal_refused_new_subscription),
 		cmocka_unit_test(idle_subscription_destroyed),
+		cmocka_unit_test(tab_back_keeps_renewal_check),
+		cmocka_unit_test(late_verification_is_dropped),
+		cmocka_unit_test(destroy_that_cannot_be_made_keeps_row),
 		cmocka_unit_test(tab_overflow_during_fanout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,7 +91,7 @@ export function open(root, mode, src, ctx) {
   const fTo = rcpt("to", t("compose.to"), v.to);
   const fCc = rcpt("cc", t("compose.cc"), v.cc);
   const fBcc = rcpt("bcc", t("compose.bcc"), v.bcc);
-  const textarea = h("textarea", { name: "body", rows: 14, "aria-label": t("compose.body") }, v.body);
+  const textarea = h("textarea", { name: "body", rows: 14, dir: "auto", "aria-label": t("compose.body") }, v.body);
   const editor = rich.editor("", t("compose.body"));
   if (mode === "draft" && v.html) editor.innerHTML = rich.clean(v.html); else editor.replaceChildren(...rich.fromText(v.body));
   const tools = rich.toolbar(editor);
@@ -112,7 +112,7 @@ export function open(root, mode, src, ctx) {
   const tplBtn = h("button.small", { type: "button", "aria-haspopup": "menu", "aria-expanded": "false", onclick: () => templates() },
     t("compose.templates"));
   const tplMenu = h("ul.menu", { role: "menu", "aria-label": t("compose.templates"), hidden: true });
-  const subject = h("input", { name: "subject", type: "text", value: v.subject, autocomplete: "off" });
+  const subject = h("input", { name: "subject", type: "text", dir: "auto", value: v.subject, autocomplete: "off" });
   const form = h("form.composer", { "aria-label": t(`compose.title.${mode}`) },
     h("h2", {}, t(`compose.title.${mode}`)),
     fromField, fTo.el, fCc.el, fBcc.el,
