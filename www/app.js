@@ -16,6 +16,7 @@ import * as composer from "./js/views/composer.js";
 import * as folderedit from "./js/views/folderedit.js";
 import * as writing from "./js/views/writing.js";
 import * as toolbar from "./js/views/toolbar.js";
+import * as quotabar from "./js/views/quotabar.js";
 import * as contacts from "./js/contacts.js";
 import * as identities from "./js/identities.js";
 import { futureRelease } from "./js/limits.js";
@@ -111,6 +112,7 @@ async function enter(session) {
   live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
     config.features?.push !== false);
   document.body.dataset.ready = "1";
+  store.loadQuota().catch((e) => console.warn("quota", e));
   // After the first paint: the people to suggest, the address book's first.
   contacts.start(state.accountId);
   if (config.features?.contacts && config.carddavPath) contacts.loadBook(config.carddavPath);
@@ -119,6 +121,7 @@ async function enter(session) {
 function paintFolders() {
   folders.render($("#folders"), { onOpen: (id) => openFolder(id), onDrop: (id) => act("move", id), onMenu: folderMenu });
   folderedit.paintTools();
+  quotabar.paint($("#quota"), state.quota);
   updateTitle();
 }
 
@@ -678,6 +681,7 @@ function wire() {
   document.addEventListener("keydown", onKey);
   list.mount($("#list"), { onOpen: openMessage, onError: warn, onSelect: paintSelection, onMenu: rowMenu });
   store.on("mailboxes", paintFolders);
+  store.on("quota", () => quotabar.paint($("#quota"), state.quota));
   store.on("arrived", arrived);
   store.on("list", () => { list.paint(); paintSelection(); $("#list-empty").hidden = state.total > 0 || state.ids.length === 0 && state.total === 0 && !state.queryState; });
   store.on("list-reset", () => list.paint());

@@ -455,6 +455,14 @@ test(`virtual list: ${Number(process.env.BULK || 2000)} more messages stay smoot
   await page.context().close();
 });
 
+test("quota: no storage meter where the server has no JMAP Quota (Cyrus)", async () => {
+  const page = await newPage();
+  await signIn(page, "alice");
+  await page.waitForFunction(() => document.body.dataset.ready === "1");
+  assert(await page.getByRole("meter").count() === 0, "no meter");
+  await page.context().close();
+});
+
 test("Arabic: the app is laid out right to left, its controls named in Arabic", async () => {
   const ar = JSON.parse(readFileSync(join(SRC, "www", "i18n", "ar.json"), "utf8"));
   const page = await newPage();

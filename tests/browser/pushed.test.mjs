@@ -46,4 +46,28 @@ test("live: mail the server pushes appears in a visible tab at once (not by poll
   await alice.context().close();
 });
 
+// JMAP Quota where the session offers it (Stalwart): the storage meter,
+// found by its role and name, says what Quota/get counts, and follows a
+// new mail without a reload.
+test("quota: the storage meter shows the server's count and follows new mail", async () => {
+  const alice = await newPage();
+  await signIn(alice, "alice");
+  const meter = alice.getByRole("meter", { name: "Storage" });
+  await meter.waitFor();
+  const used = () => alice.evaluate(async () => {
+    const s = await (await fetch("/api/auth/session")).json();
+    const q = "urn:ietf:params:jmap:quota";
+    const r = await fetch("/api/jmap", { method: "POST", headers: { "Content-Type": "application/json", "X-Postern-CSRF": "1" },
+      body: JSON.stringify({ using: ["urn:ietf:params:jmap:core", q], methodCalls: [["Quota/get", { accountId: s.primaryAccounts[q], ids: null }, "q"]] }) });
+    return (await r.json()).methodResponses[0][1].list[0].used;
+  });
+  const before = await used();
+  assert(Number(await meter.getAttribute("aria-valuenow")) === before, `the meter says ${await meter.getAttribute("aria-valuenow")}, Quota/get ${before}`);
+  assert(/of 100 MB used/.test(await meter.getAttribute("aria-valuetext")), `in words: ${await meter.getAttribute("aria-valuetext")}`);
+  await deliver(`Quota ${Date.now()}`);
+  await alice.waitForFunction((b) => Number(document.querySelector("#quota .bar").getAttribute("aria-valuenow")) > b, before, { timeout: 30000 });
+  assert(Number(await meter.getAttribute("aria-valuenow")) === await used(), "after the new mail, the count again");
+  await alice.context().close();
+});
+
 await run();

@@ -98,7 +98,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 CORE = "urn:ietf:params:jmap:core"
 MAIL = "urn:ietf:params:jmap:mail"
 SUBMISSION = "urn:ietf:params:jmap:submission"
-CAPABILITIES = (CORE, MAIL, SUBMISSION)
+QUOTA = "urn:ietf:params:jmap:quota"
+CAPABILITIES = (CORE, MAIL, SUBMISSION, QUOTA)
+# RFC 9425: one Quota per account, its mail in octets. The limit is the
+# test server's own choice; Stalwart's comes from its configuration.
+QUOTA_OCTETS = 100 * 1024 * 1024
 
 LIMITS = {
     "maxSizeUpload": 50000000,
@@ -561,12 +565,13 @@ class StalwartServer:
                      "mayCreateTopLevelMailbox": True}
         sub_caps = {"maxDelayedSend": 2592000, "submissionExtensions": {}}
         doc = {
-            "capabilities": {CORE: dict(LIMITS), MAIL: {}, SUBMISSION: {}},
+            "capabilities": {CORE: dict(LIMITS), MAIL: {}, SUBMISSION: {}, QUOTA: {}},
             "accounts": {acc.id: {"name": acc.login, "isPersonal": True,
                                   "isReadOnly": False,
                                   "accountCapabilities": {MAIL: mail_caps,
-                                                          SUBMISSION: sub_caps}}},
-            "primaryAccounts": {MAIL: acc.id, SUBMISSION: acc.id},
+                                                          SUBMISSION: sub_caps,
+                                                          QUOTA: {}}}},
+            "primaryAccounts": {MAIL: acc.id, SUBMISSION: acc.id, QUOTA: acc.id},
             "username": acc.login,
             "apiUrl": f"{o}/jmap/",
             "downloadUrl": f"{o}/jmap/download/{{accountId}}/{{blobId}}/{{name}}?accept={{type}}",
@@ -993,6 +998,22 @@ class StalwartServer:
     def m_echo(self, acc, args):
         return args
 
+    def m_quota_get(self, acc, args):
+        """RFC 9425 Quota/get: the account's one quota, "q0", its mail in
+        octets (the sum of the emails' sizes)."""
+        a = self.account_for(acc, args)
+        used = sum(e.get("size", 0) for e in a.emails.values())
+        q = {"id": "q0", "resourceType": "octets", "used": used,
+             "hardLimit": QUOTA_OCTETS, "warnLimit": QUOTA_OCTETS * 9 // 10,
+             "softLimit": None, "scope": "account", "name": a.login,
+             "types": ["Mail"], "description": None}
+        ids = args.get("ids")
+        if ids is not None and not isinstance(ids, list):
+            raise MethodError("invalidArguments", "ids must be a list or null")
+        return {"accountId": a.id, "state": a.state("Email"),
+                "list": [q] if ids is None or "q0" in ids else [],
+                "notFound": [i for i in (ids or []) if i != "q0"]}
+
     def m_mailbox_get(self, acc, args):
         a = self.account_for(acc, args)
         ids = args.get("ids")
@@ -1155,6 +1176,7 @@ class StalwartServer:
             "Email/changes": (MAIL, self.m_changes("Email")),
             "Thread/get": (MAIL, self.m_thread_get),
             "Thread/changes": (MAIL, self.m_changes("Thread")),
+            "Quota/get": (QUOTA, self.m_quota_get),
             "PushSubscription/get": (CORE, self.push_get),
             "PushSubscription/set": (CORE, self.push_set),
         }

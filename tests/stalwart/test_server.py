@@ -292,6 +292,34 @@ def t_api(c, acct):
        "unknownCapability is 400 problem JSON")
 
 
+QUOTA = "urn:ietf:params:jmap:quota"
+
+
+def t_quota(c, acct):
+    """RFC 9425, as Stalwart offers it: the capability in the session and
+    the account, Quota/get with the mail's octets."""
+    st, _, data = c.req("GET", "/jmap/session")
+    s = json.loads(data)
+    ok(QUOTA in s["capabilities"] and QUOTA in s["accounts"][acct]["accountCapabilities"]
+       and s["primaryAccounts"].get(QUOTA) == acct, "the quota capability is advertised")
+    before = c.jmap([["Quota/get", {"accountId": acct, "ids": None}, "q"]],
+                    using=USING + [QUOTA])[0][1]["list"][0]
+    ok(before["resourceType"] == "octets" and before["scope"] == "account"
+       and before["types"] == ["Mail"] and before["hardLimit"] > before["used"] >= 0,
+       "Quota/get: the account's mail in octets under a hard limit", before)
+    inbox = [m["id"] for m in c.call("Mailbox/get", {"accountId": acct, "ids": None})["list"]
+             if m["role"] == "inbox"][0]
+    r = c.call("Email/set", {"accountId": acct, "create": {"k": {
+        "mailboxIds": {inbox: True}, "subject": "quota", "keywords": {}}}})
+    after = c.jmap([["Quota/get", {"accountId": acct, "ids": ["q0", "nope"]}, "q"]],
+                   using=USING + [QUOTA])[0][1]
+    ok(after["list"][0]["used"] == before["used"] + r["created"]["k"]["size"]
+       and after["notFound"] == ["nope"], "a new mail counts; an unknown id is notFound", after)
+    c.call("Email/set", {"accountId": acct, "destroy": [r["created"]["k"]["id"]]})
+    resp = c.jmap([["Quota/get", {"accountId": acct}, "q"]])
+    eq(resp[0][1].get("type"), "unknownMethod", "Quota/get without the capability in using")
+
+
 def t_calls_limit(c):
     calls = [["Core/echo", {"i": i}, str(i)] for i in range(16)]
     eq(len(c.jmap(calls)), 16, "16 calls in one request are served")
@@ -751,6 +779,7 @@ def main():
     bob = stalwart.account_id_for(BOB[0])
     t_start = time.monotonic()
     groups = [("session", t_session, c, srv, acct), ("api", t_api, c, acct),
+              ("quota", t_quota, c, acct),
               ("calls", t_calls_limit, c), ("size", t_size_limit, c), ("concurrency", t_concurrency, c, acct),
               ("rate", t_rate_limits, c, acct), ("blobs", t_blobs, c, acct),
               ("eventsource", t_eventsource, c, srv, acct, bob),

@@ -3,8 +3,17 @@
 // are prefixed so that the batches do not collide.
 import { post, ApiError } from "./api.js";
 
-const USING = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail",
+const BASE = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail",
   "urn:ietf:params:jmap:submission"];
+// Capabilities the app uses only where the session has them (a server
+// answers unknownCapability to one it lacks).
+const OPTIONAL = ["urn:ietf:params:jmap:quota"];
+let USING = BASE;
+export function useSession(session) {
+  const caps = session?.capabilities || {};
+  USING = [...BASE, ...OPTIONAL.filter((c) => c in caps)];
+}
+export const has = (cap) => USING.includes(cap);
 let pending = [];
 let seq = 0;
 

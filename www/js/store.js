@@ -6,6 +6,7 @@ import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
 import { blobUrl, upload as uploadBlob } from "./api.js";
 import { batches, inverse, missing, rowIds } from "./bulk.js";
+import * as quota from "./quota.js";
 
 // What the store tells its views, the one list of its events; on() and
 // emit() refuse any other name, so a misspelt one fails at once.
@@ -16,6 +17,7 @@ export const EVENTS = Object.freeze({
   changed: "emails changed on the server by this app (counts may have moved)",
   arrived: "new mail came into the open list (the number of new rows)",
   resync: "the state was reloaded from scratch after a lost change",
+  quota: "the mail storage quota was read (state.quota, null: none)",
 });
 const listeners = new Map();
 function known(ev) {
@@ -37,6 +39,7 @@ export const state = {
   identities: [],
   view: { from: 0, to: 0 }, // the positions the list shows (set by the list view)
   snippets: new Map(),    // email id → {subject, preview} of SearchSnippet/get (a search's matches)
+  quota: null,            // the mail storage Quota (RFC 9425) the bar shows
 };
 
 export const LIST_PROPS = ["threadId", "mailboxIds", "keywords", "from", "to", "subject",
@@ -46,6 +49,8 @@ const PAGE = 60;
 export function setSession(s) {
   state.session = s;
   state.accountId = s ? s.primaryAccounts["urn:ietf:params:jmap:mail"] : null;
+  state.quota = null;
+  jmap.useSession(s);
   state.threads = settings.get("threads");
   if (!s) state.emails.clear();
 }
@@ -67,6 +72,16 @@ export async function loadMailboxes() {
   state.mailboxes = new Map(r.list.map((m) => [m.id, m]));
   state.mailboxState = r.state;
   emit("mailboxes");
+}
+
+// The storage quota, where the session offers JMAP Quota (Stalwart does;
+// Cyrus 3.6 does not): read at start and when mail changes.
+const QUOTA = "urn:ietf:params:jmap:quota";
+export async function loadQuota() {
+  if (!jmap.has(QUOTA)) return;
+  const r = await jmap.one("Quota/get", { accountId: state.session.primaryAccounts[QUOTA] || acc(), ids: null });
+  state.quota = quota.pick(r.list);
+  emit("quota");
 }
 
 export function findMailbox(name) {
@@ -411,7 +426,7 @@ export async function refresh() {
       state.emailState = r.e.newState;
     }
     if (mboxChanged) await loadMailboxes();
-    if (emailChanged) await reloadList();
+    if (emailChanged) await Promise.all([reloadList(), loadQuota()]);
   } catch (e) {
     console.warn("refresh failed", e);
   }
