@@ -70,6 +70,7 @@ REQUIRED_BINARIES = {
     f"{CYRUS_BIN}/lmtpd": "cyrus-common",
     f"{CYRUS_BIN}/idled": "cyrus-common",
     f"{CYRUS_BIN}/squatter": "cyrus-common",
+    f"{CYRUS_BIN}/timsieved": "cyrus-common",
     f"{CYRUS_BIN}/imapd": "cyrus-imapd",
     f"{CYRUS_BIN}/httpd": "cyrus-caldav",
     SASLPASSWD2: "sasl2-bin",
@@ -261,7 +262,7 @@ def imapd_conf(tree, http_port, smtp_port):
     return "\n".join(lines) + "\n"
 
 
-def cyrus_conf(tree, http_port):
+def cyrus_conf(tree, http_port, sieve_port):
     """The master does not pass -C to its children: every cmd names it."""
     c = f"-C {tree}/etc/imapd.conf"
     b = CYRUS_BIN
@@ -273,6 +274,7 @@ SERVICES {{
   imap        cmd="{b}/imapd {c}" listen="{sock}/imap" prefork=0 maxchild=20
   http        cmd="{b}/httpd {c}" listen="127.0.0.1:{http_port}" prefork=1 maxchild=50
   lmtpunix    cmd="{b}/lmtpd {c}" listen="{sock}/lmtp" prefork=0 maxchild=20
+  sieve       cmd="{b}/timsieved {c}" listen="127.0.0.1:{sieve_port}" prefork=0 maxchild=20
 }}
 EVENTS {{
   checkpoint  cmd="{b}/ctl_cyrusdb {c} -c" period=30
@@ -307,10 +309,12 @@ class Cyrus:
     if missing) holding cyrus.json, the sink spool and the logs we write."""
 
     def __init__(self, root, http_port, smtp_port, domain=DEFAULT_DOMAIN,
-                 start_timeout=30.0):
+                 start_timeout=30.0, sieve_port=None):
         self.root = os.path.abspath(root)
         self.http_port = int(http_port)
         self.smtp_port = int(smtp_port)
+        # ManageSieve (timsieved, RFC 5804) on loopback: filters, vacation.
+        self.sieve_port = int(sieve_port) if sieve_port else free_port()
         self.domain = domain
         self.start_timeout = start_timeout
         self.tree = None          # the /tmp directory Cyrus lives in
@@ -368,6 +372,7 @@ class Cyrus:
             "sink_pid": self.sink_pid,
             "http_port": self.http_port,
             "smtp_port": self.smtp_port,
+            "sieve_port": self.sieve_port,
             "domain": self.domain,
             "users": self.users,
         }
@@ -386,7 +391,8 @@ class Cyrus:
                 state = json.load(f)
         except OSError as e:
             raise CyrusError(f"no instance recorded in {path}: {e.strerror}") from None
-        c = cls(root, state["http_port"], state["smtp_port"], state.get("domain", DEFAULT_DOMAIN))
+        c = cls(root, state["http_port"], state["smtp_port"], state.get("domain", DEFAULT_DOMAIN),
+                sieve_port=state.get("sieve_port"))
         c.tree = state["tree"]
         c.master_pid = state.get("master_pid")
         c.sink_pid = state.get("sink_pid")
@@ -418,8 +424,9 @@ class Cyrus:
             raise CyrusError("the Cyrus master must be started as root (it drops to cyrus)")
         os.makedirs(self.root, exist_ok=True)
         self._check_not_running()
-        if not port_is_free(self.http_port):
-            raise CyrusError(f"HTTP port 127.0.0.1:{self.http_port} is already in use")
+        for what, port in (("HTTP", self.http_port), ("ManageSieve", self.sieve_port)):
+            if not port_is_free(port):
+                raise CyrusError(f"{what} port 127.0.0.1:{port} is already in use")
         self._make_tree()
         self._save_state()
         try:
@@ -453,7 +460,7 @@ class Cyrus:
         with open(self.imapd_conf_path, "w") as f:
             f.write(imapd_conf(self.tree, self.http_port, self.smtp_port))
         with open(f"{self.tree}/etc/cyrus.conf", "w") as f:
-            f.write(cyrus_conf(self.tree, self.http_port))
+            f.write(cyrus_conf(self.tree, self.http_port, self.sieve_port))
         open(self.master_log, "ab").close()
         uid, gid = self._cyrus_ids()
         for sub in TREE_SUBDIRS:
@@ -773,6 +780,7 @@ def cli_start(args):
         "tree": c.tree,
         "http_port": c.http_port,
         "smtp_port": c.smtp_port,
+        "sieve_port": c.sieve_port,
         "session_url": c.session_url,
         "master_pid": c.master_pid,
         "sink_pid": c.sink_pid,
