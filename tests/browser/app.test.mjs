@@ -457,9 +457,14 @@ test(`virtual list: ${Number(process.env.BULK || 2000)} more messages stay smoot
 
 test("quota: no storage meter where the server has no JMAP Quota (Cyrus)", async () => {
   const page = await newPage();
+  const bodies = [];
+  page.on("request", (r) => { if (r.url().endsWith("/api/jmap")) bodies.push(r.postData() || ""); });
   await signIn(page, "alice");
   await page.waitForFunction(() => document.body.dataset.ready === "1");
-  assert(await page.getByRole("meter").count() === 0, "no meter");
+  await page.waitForLoadState("networkidle");
+  assert(await page.getByRole("meter").count() === 0 && await page.locator("#quota").isHidden(), "no meter");
+  assert(bodies.length > 0 && !bodies.some((b) => b.includes("Quota") || b.includes("jmap:quota")),
+    "neither Quota/get nor the capability was sent");
   await page.context().close();
 });
 

@@ -51,6 +51,7 @@ test("live: mail the server pushes appears in a visible tab at once (not by poll
 // new mail without a reload.
 test("quota: the storage meter shows the server's count and follows new mail", async () => {
   const alice = await newPage();
+  await deliver(`Quota welcome ${Date.now()}`);   // sign-in waits for a first row
   await signIn(alice, "alice");
   const meter = alice.getByRole("meter", { name: "Storage" });
   await meter.waitFor();

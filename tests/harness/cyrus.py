@@ -314,7 +314,8 @@ class Cyrus:
         self.http_port = int(http_port)
         self.smtp_port = int(smtp_port)
         # ManageSieve (timsieved, RFC 5804) on loopback: filters, vacation.
-        self.sieve_port = int(sieve_port) if sieve_port else free_port()
+        # Chosen by start() unless given (None: a state file from before).
+        self.sieve_port = int(sieve_port) if sieve_port else None
         self.domain = domain
         self.start_timeout = start_timeout
         self.tree = None          # the /tmp directory Cyrus lives in
@@ -424,6 +425,10 @@ class Cyrus:
             raise CyrusError("the Cyrus master must be started as root (it drops to cyrus)")
         os.makedirs(self.root, exist_ok=True)
         self._check_not_running()
+        if self.sieve_port is None:
+            self.sieve_port = free_port()
+        if self.sieve_port == self.http_port:
+            raise CyrusError(f"HTTP and ManageSieve on the same port {self.http_port}")
         for what, port in (("HTTP", self.http_port), ("ManageSieve", self.sieve_port)):
             if not port_is_free(port):
                 raise CyrusError(f"{what} port 127.0.0.1:{port} is already in use")
@@ -503,7 +508,7 @@ class Cyrus:
         def ready():
             if not self._master_running():
                 self._fail("Cyrus master exited during start-up "
-                           f"(is port {self.http_port} taken?)")
+                           f"(is port {self.http_port} or {self.sieve_port} taken?)")
             try:
                 # CardDAV makes a user's address book at the first HTTP
                 # request, and answers 500 for a user with no mailbox:

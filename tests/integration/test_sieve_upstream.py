@@ -3,7 +3,8 @@
 ../shared/docs/upstreams.md says of Cyrus 3.6: timsieved on loopback, its
 capabilities (SASL PLAIN, the vacation, fileinto and mailbox
 extensions), sign-in with the same credentials as JMAP, CHECKSCRIPT
-naming the line of an error, one script stored and made active. What
+naming the line of an error, one script stored and made active, and a
+mail it matches filed into the folder it creates. What
 postern's filters and vacation will be built on; checked here so that a
 change of the harness or of Debian's Cyrus shows at once."""
 
@@ -22,8 +23,8 @@ import cyrus  # noqa: E402
 from tap import Tap  # noqa: E402
 
 USER, PASSWORD = "alice@example.test", "alice-demo-pass"
-MESSAGE = (b"From: carol@example.test\r\nTo: alice@example.test\r\n"
-           b"Subject: hello\r\nMessage-ID: <sieve-1@example.test>\r\n\r\nhi\r\n")
+INVOICE = (b"From: carol@example.test\r\nTo: alice@example.test\r\n"
+           b"Subject: Your invoice\r\nMessage-ID: <sieve-1@example.test>\r\n\r\nhi\r\n")
 
 
 class Sieve:
@@ -40,8 +41,7 @@ class Sieve:
             line = self.f.readline()
             if not line:
                 raise EOFError("the server closed the connection")
-            m = re.search(rb"\{(\d+)\+?\}\r\n$", line)
-            if m:
+            while (m := re.search(rb"\{(\d+)\+?\}\r\n$", line)) is not None:
                 line += self.f.read(int(m.group(1)))
                 line += self.f.readline()
             lines.append(line.decode())
@@ -65,11 +65,10 @@ def main():
     t = Tap()
     root = tempfile.mkdtemp(prefix="postern-sieve-")
     c = cyrus.Cyrus(root, cyrus.free_port(), cyrus.free_port())
+    s = None
     try:
         c.start()
-        c.add_user(USER, PASSWORD)
-        c.start_sink()
-        c.deliver(USER, MESSAGE)
+        c.add_user(USER, PASSWORD)          # with her mailboxes: she can sign in
         s = Sieve(c.sieve_port)
         status, greeting = s.response()
         t.ok(status == "OK" and '"IMPLEMENTATION" "Cyrus timsieved' in greeting,
@@ -91,13 +90,19 @@ def main():
         t.ok(status == "OK", "a script is stored", text)
         status, text = s.send(b'SETACTIVE "postern"\r\n')
         t.ok(status == "OK", "and made active", text)
+        c.deliver(USER, INVOICE)
+        boxes = c.jmap(USER, PASSWORD, [["Mailbox/get", {"accountId": USER, "ids": None}, "0"]])
+        filed = [m for m in boxes[0][1].get("list", []) if m.get("name") == "Invoices"]
+        t.ok(filed and filed[0].get("totalEmails") == 1,
+             "a mail the script matches is filed into the folder it made", boxes)
         status, text = s.send(b"LISTSCRIPTS\r\n")
         t.ok(status == "OK" and '"postern" ACTIVE' in text, "LISTSCRIPTS shows it active", text)
         status, text = s.send(b'GETSCRIPT "postern"\r\n')
         t.ok(status == "OK" and "fileinto :create" in text, "GETSCRIPT gives it back", text)
         s.send(b"LOGOUT\r\n")
-        s.close()
     finally:
+        if s:
+            s.close()
         c.stop()
         shutil.rmtree(root, ignore_errors=True)
     return t.done()

@@ -46,3 +46,21 @@ test("separate ticks are separate requests", async () => {
   await jmap.call([["Mailbox/get", {}, "m"]]);
   assert.equal(sent.length, 2);
 });
+
+// An optional capability goes into `using` only for a request that
+// carries a method needing it, and only where the session offers it.
+test("the quota capability: only with Quota/ methods, only where offered", async () => {
+  const QUOTA = "urn:ietf:params:jmap:quota";
+  jmap.useSession({ capabilities: { "urn:ietf:params:jmap:core": {}, [QUOTA]: {} } });
+  assert.ok(jmap.has(QUOTA));
+  sent.length = 0;
+  await jmap.one("Quota/get", { ids: null });
+  await jmap.one("Mailbox/get", { ids: null });
+  assert.ok(sent[0].req.using.includes(QUOTA), "with Quota/get");
+  assert.ok(!sent[1].req.using.includes(QUOTA), "not with Mailbox/get alone");
+  jmap.useSession({ capabilities: { "urn:ietf:params:jmap:core": {} } });
+  assert.ok(!jmap.has(QUOTA));
+  assert.ok(!jmap.usingFor([["Quota/get", {}, "q"]]).includes(QUOTA), "not where the session lacks it");
+  jmap.useSession(null);
+  assert.ok(!jmap.has(QUOTA), "nothing after sign-out");
+});

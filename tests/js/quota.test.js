@@ -16,6 +16,11 @@ test("the mail quota in octets, the tightest of several", () => {
   const domain = q({ id: "d", scope: "domain", types: [], used: 995 * MB, hardLimit: 1000 * MB });
   assert.equal(pick([account, domain]).id, "d", "5 MB left beats 90 MB left");
   assert.equal(pick([account]).id, "a");
+  // Stalwart's own: the JMAP type names, no warnLimit.
+  const stalwart = { id: "s", resourceType: "octets", scope: "account", used: 5 * MB, hardLimit: 50 * MB,
+    warnLimit: null, softLimit: null, types: ["Email", "SieveScript", "FileNode"] };
+  assert.equal(pick([stalwart]).id, "s");
+  assert.equal(level(stalwart), "ok");
 });
 
 test("share and level: warnLimit, else 90 %, and full", () => {

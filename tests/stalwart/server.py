@@ -999,14 +999,15 @@ class StalwartServer:
         return args
 
     def m_quota_get(self, acc, args):
-        """RFC 9425 Quota/get: the account's one quota, "q0", its mail in
-        octets (the sum of the emails' sizes)."""
+        """RFC 9425 Quota/get as Stalwart answers it: the account's one
+        quota, "q0", its mail in octets (the sum of the emails' sizes),
+        types by their JMAP names, no warn or soft limit."""
         a = self.account_for(acc, args)
         used = sum(e.get("size", 0) for e in a.emails.values())
         q = {"id": "q0", "resourceType": "octets", "used": used,
-             "hardLimit": QUOTA_OCTETS, "warnLimit": QUOTA_OCTETS * 9 // 10,
+             "hardLimit": QUOTA_OCTETS, "warnLimit": None,
              "softLimit": None, "scope": "account", "name": a.login,
-             "types": ["Mail"], "description": None}
+             "types": ["Email", "SieveScript"], "description": None}
         ids = args.get("ids")
         if ids is not None and not isinstance(ids, list):
             raise MethodError("invalidArguments", "ids must be a list or null")

@@ -5,15 +5,23 @@ import { post, ApiError } from "./api.js";
 
 const BASE = ["urn:ietf:params:jmap:core", "urn:ietf:params:jmap:mail",
   "urn:ietf:params:jmap:submission"];
-// Capabilities the app uses only where the session has them (a server
-// answers unknownCapability to one it lacks).
-const OPTIONAL = ["urn:ietf:params:jmap:quota"];
-let USING = BASE;
+// Capabilities the app uses only where the session has them, by the
+// prefix of the methods that need them. A request names one only when it
+// carries such a method: a server answers unknownCapability to a request
+// naming one it lacks (or no longer has), and that must cost no more
+// than that method.
+const OPTIONAL = { "Quota/": "urn:ietf:params:jmap:quota" };
+let offered = new Set();
 export function useSession(session) {
-  const caps = session?.capabilities || {};
-  USING = [...BASE, ...OPTIONAL.filter((c) => c in caps)];
+  offered = new Set(Object.keys(session?.capabilities || {}));
 }
-export const has = (cap) => USING.includes(cap);
+export const has = (cap) => offered.has(cap);
+export function usingFor(methodCalls) {
+  const extra = Object.entries(OPTIONAL)
+    .filter(([prefix, cap]) => offered.has(cap) && methodCalls.some(([n]) => n.startsWith(prefix)))
+    .map(([, cap]) => cap);
+  return [...BASE, ...extra];
+}
 let pending = [];
 let seq = 0;
 
@@ -35,7 +43,7 @@ async function flush() {
   const methodCalls = [];
   for (const b of batch) for (const [n, a, id] of b.calls) methodCalls.push([n, prefixArgs(a, b.p), b.p + id]);
   try {
-    const r = await post("/api/jmap", { using: USING, methodCalls });
+    const r = await post("/api/jmap", { using: usingFor(methodCalls), methodCalls });
     for (const b of batch) {
       const mine = {};
       for (const [n, a, id] of r.methodResponses) {

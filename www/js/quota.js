@@ -1,13 +1,18 @@
 // quota.js: which of the account's quotas (RFC 9425 Quota objects) the
 // usage bar shows, and how full it is. Pure: no DOM, no JMAP.
 
-// The mail storage quota: counted in octets, for mail (types naming
-// "Mail", or none), the one with the least room left when there are
-// several (an account's and its domain's: the tighter one bites first).
+// Data type names that mean mail in a Quota's types: "Email", the JMAP
+// type name (Stalwart: ["Email", "SieveScript", ...]), and "Mail", as
+// RFC 9425's examples write it.
+const MAIL = ["Email", "Mail"];
+
+// The mail storage quota: counted in octets, for mail (types naming it,
+// or none), the one with the least room left when there are several (an
+// account's and its domain's: the tighter one bites first).
 export function pick(list) {
   const mail = (list || []).filter((q) => q && q.resourceType === "octets" &&
     Number.isFinite(q.used) && Number.isFinite(q.hardLimit) && q.hardLimit > 0 &&
-    (!Array.isArray(q.types) || q.types.length === 0 || q.types.includes("Mail")));
+    (!Array.isArray(q.types) || q.types.length === 0 || q.types.some((t) => MAIL.includes(t))));
   let best = null;
   for (const q of mail) if (!best || q.hardLimit - q.used < best.hardLimit - best.used) best = q;
   return best;

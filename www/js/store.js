@@ -50,7 +50,9 @@ export function setSession(s) {
   state.session = s;
   state.accountId = s ? s.primaryAccounts["urn:ietf:params:jmap:mail"] : null;
   state.quota = null;
+  quotaAt = undefined;
   jmap.useSession(s);
+  emit("quota");
   state.threads = settings.get("threads");
   if (!s) state.emails.clear();
 }
@@ -75,14 +77,22 @@ export async function loadMailboxes() {
 }
 
 // The storage quota, where the session offers JMAP Quota (Stalwart does;
-// Cyrus 3.6 does not): read at start and when mail changes.
+// Cyrus 3.6 does not): read at start and again whenever the Email state
+// has moved since the last read (a change told live, a page read, a
+// resync). quotaAt: the Email state of the last read.
 const QUOTA = "urn:ietf:params:jmap:quota";
+let quotaAt;
 export async function loadQuota() {
-  if (!jmap.has(QUOTA)) return;
-  const r = await jmap.one("Quota/get", { accountId: state.session.primaryAccounts[QUOTA] || acc(), ids: null });
+  const s = state.session;
+  if (!s || !jmap.has(QUOTA)) return;
+  const at = state.emailState;
+  const r = await jmap.one("Quota/get", { accountId: s.primaryAccounts[QUOTA] || acc(), ids: null });
+  if (state.session !== s) return;       // signed out meanwhile
+  quotaAt = at;
   state.quota = quota.pick(r.list);
   emit("quota");
 }
+const quotaStale = () => jmap.has(QUOTA) && state.emailState !== quotaAt;
 
 export function findMailbox(name) {
   const n = name.toLowerCase();
@@ -426,7 +436,8 @@ export async function refresh() {
       state.emailState = r.e.newState;
     }
     if (mboxChanged) await loadMailboxes();
-    if (emailChanged) await Promise.all([reloadList(), loadQuota()]);
+    if (emailChanged) await reloadList();
+    if (quotaStale()) await loadQuota();
   } catch (e) {
     console.warn("refresh failed", e);
   }
@@ -436,6 +447,7 @@ export async function resync() {
   await loadMailboxes();
   await reloadList();
   emit("resync");
+  await loadQuota().catch((e) => console.warn("quota", e));
 }
 
 // Re-read the first page and the pages in view, in place (the scroll
