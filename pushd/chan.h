@@ -63,8 +63,6 @@ struct chan_sub {
 	struct ev_timer grace_timer;     /* the relay closes after verification */
 	uint8_t state;                   /* enum chan_sub_state */
 	uint8_t step;                    /* the call in flight (its table row) */
-	uint8_t unsent;                  /* the answer is to a call that could
-	                                    not be made */
 	unsigned want;                   /* calls waiting (bits, chan_sub.c) */
 };
 

