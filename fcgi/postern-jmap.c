@@ -1,12 +1,14 @@
-/* The relay responder: the JMAP API (/api/jmap) and the address book's
- * CardDAV (/api/dav/), both calls to the mail server on the session's
- * credentials, in one pool. */
+/* The relay responder: the JMAP API (/api/jmap), the address book's
+ * CardDAV (/api/dav/) and the filters' ManageSieve (/api/sieve), all
+ * calls to the mail server on the session's credentials, in one pool. */
 #include "dav.h"
 #include "relay.h"
+#include "sieve.h"
 
 static const struct route routes[] = {
 	RELAY_ROUTE,
 	DAV_ROUTES,
+	SIEVE_ROUTES,
 	{ NULL, NULL, 0, NULL }
 };
 

@@ -22,6 +22,7 @@ struct cfg_key {
 
 static const char *const secure_choices[] = { "auto", "yes", "no", NULL };
 static const char *const level_choices[] = { "error", "warning", "info", "debug", NULL };
+static const char *const sieve_tls_choices[] = { "auto", "starttls", "no", NULL };
 const char *const cfg_push_modes[] = { "auto", "subscription", "relay", "poll", "off", NULL };
 
 static int set_value(struct cfg *c, const struct cfg_key *k, const char *value);
@@ -36,6 +37,11 @@ static const struct cfg_key cfg_keys[] = {
 	/* Cyrus's and Stalwart's DAV trees (Stalwart's address books are
 	 * below /dav/card/). */
 	{ "carddav_path", T_STR, O(carddav_path), 0, 0, NULL, "/dav/" },
+	/* ManageSieve (RFC 5804) for filters and vacation: by default on the
+	 * mail server's host, at its registered port. */
+	{ "sieve_host", T_STR, O(sieve_host), 0, 0, NULL, NULL },
+	{ "sieve_port", T_INT, O(sieve_port), 1, 65535, NULL, "4190" },
+	{ "sieve_tls", T_ENUM, O(sieve_tls), 0, 0, sieve_tls_choices, "auto" },
 	{ "upstream_follow_advertised", T_BOOL, O(upstream_follow_advertised), 0, 0, NULL,
 	    "no" },
 	{ "upstream_ca_file", T_STR, O(upstream_ca_file), 0, 0, NULL, NULL },
@@ -374,6 +380,21 @@ int cfg_carddav_on(const struct cfg *c)
 	return c->carddav_path && strcmp(c->carddav_path, "off");
 }
 
+int cfg_sieve_on(const struct cfg *c)
+{
+	return c->sieve_host == NULL || strcmp(c->sieve_host, "off");
+}
+
+/* A host name or an IP address, bracketed or not: what getaddrinfo
+ * takes, and nothing a log line could be forged with. */
+static int sieve_host_ok(const char *h)
+{
+	size_t n = strlen(h);
+
+	return n <= 253 && strspn(h, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789.-:[]") == n;
+}
+
 /* A plain path below the root: the relay appends to it what it checked. */
 static int carddav_path_ok(const char *p)
 {
@@ -396,6 +417,11 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen)
 	if (cfg_carddav_on(c) && !carddav_path_ok(c->carddav_path)) {
 		snprintf(err, errlen, "carddav_path is a path below the root that "
 		    "begins and ends with /, without . or .. parts (or off)");
+		return -1;
+	}
+	if (c->sieve_host && !sieve_host_ok(c->sieve_host)) {
+		snprintf(err, errlen, "sieve_host is a host name or an IP address "
+		    "(or off)");
 		return -1;
 	}
 	return 0;

@@ -17,6 +17,9 @@ enum cfg_push {
 	CFG_PUSH_OFF
 };
 extern const char *const cfg_push_modes[];
+/* How the filters' ManageSieve connection is protected (the order of
+ * enum msieve_tls). */
+enum cfg_sieve_tls { CFG_SIEVE_TLS_AUTO, CFG_SIEVE_TLS_STARTTLS, CFG_SIEVE_TLS_NO };
 
 struct cfg {
 	char *name;                 /* shown on the sign-in page */
@@ -24,6 +27,9 @@ struct cfg {
 	char *upstream_session_path;
 	char *carddav_path;         /* the DAV tree below upstream, or "off" */
 	int upstream_follow_advertised;
+	char *sieve_host;           /* ManageSieve: NULL = upstream's host, or "off" */
+	long sieve_port;
+	int sieve_tls;              /* enum cfg_sieve_tls */
 	char *upstream_ca_file;     /* extra CA bundle for the upstream, or NULL */
 	long upstream_connect_timeout;  /* seconds */
 	long upstream_timeout;          /* seconds */
@@ -86,6 +92,8 @@ int cfg_set(struct cfg *c, const char *key, const char *value,
 int cfg_check(const struct cfg *c, char *err, size_t errlen);
 /* There is an address book: carddav_path is set and not "off". */
 int cfg_carddav_on(const struct cfg *c);
+/* There are filters: sieve_host is not "off". */
+int cfg_sieve_on(const struct cfg *c);
 void cfg_free(struct cfg *c);
 
 /* The value parsers, exposed for the tests: 0 or -1. */

@@ -39,6 +39,12 @@ static const struct err_entry table[ERR_COUNT] = {
 	    "The mail server did not answer in time." },
 	[ERR_DAV_REFUSED] = { 0, "dav_refused",
 	    "The address book server refused the request." },
+	[ERR_SIEVE_INVALID] = { 422, "sieve_invalid",
+	    "The mail server did not accept the filters." },
+	[ERR_SIEVE_UNAVAILABLE] = { 502, "sieve_unavailable",
+	    "Filters are not available on this mail server." },
+	[ERR_SIEVE_REFUSED] = { 502, "sieve_refused",
+	    "The mail server's filter service did not accept this sign-in." },
 	[ERR_SESSION_REFUSED] = { 401, "unauthenticated",
 	    "The mail server no longer accepts this sign-in. Please sign in "
 	    "again." },

@@ -29,6 +29,12 @@ enum err {
 	ERR_UPSTREAM_TIMEOUT,   /* 504 upstream_timeout */
 	/* The address book server's own 4xx, with its status (dav.c). */
 	ERR_DAV_REFUSED,        /* 4xx dav_refused */
+	/* Filters (sieve.c): the ManageSieve server refused the script; it
+	 * is not there, or not a ManageSieve server; it refused the
+	 * session's credentials (never a 401: the JMAP relay judges those). */
+	ERR_SIEVE_INVALID,      /* 422 sieve_invalid */
+	ERR_SIEVE_UNAVAILABLE,  /* 502 sieve_unavailable */
+	ERR_SIEVE_REFUSED,      /* 502 sieve_refused */
 	/* Not an answer of its own: the mail server refused the session's
 	 * credentials, and serve_session_refused ends the session. */
 	ERR_SESSION_REFUSED,

@@ -206,7 +206,8 @@ def chown_tree(path, uid, gid):
 # Configuration files
 
 
-def imapd_conf(tree, http_port, smtp_port):
+def imapd_conf(tree, http_port, smtp_port, extra=()):
+    """imapd.conf; extra lines (e.g. the TLS keys) go at the end."""
     conf = f"{tree}/conf"
     folders = " | ".join(SPECIAL_FOLDERS)
     lines = [
@@ -258,8 +259,23 @@ def imapd_conf(tree, http_port, smtp_port):
         f"smtp_host: 127.0.0.1:{smtp_port}/noauth",
         # If the HTTP port is taken, exit instead of running without httpd.
         "master_bind_errors_fatal: yes",
+        *extra,
     ]
     return "\n".join(lines) + "\n"
+
+
+def make_cert(cert, key, san="IP:127.0.0.1, DNS:localhost", cn="localhost"):
+    """A self-signed EC P-256 certificate valid for a day, made with the
+    openssl command line: cert and key are the paths to write (PEM)."""
+    openssl = shutil.which("openssl")
+    if not openssl:
+        raise CyrusError("openssl missing (apt-get install openssl)")
+    proc = subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-days", "1", "-subj", f"/CN={cn}", "-addext", f"subjectAltName={san}",
+         "-keyout", key, "-out", cert], capture_output=True, timeout=30)
+    if proc.returncode != 0:
+        raise CyrusError(f"openssl req failed: {proc.stderr.decode(errors='replace').strip()}")
 
 
 def cyrus_conf(tree, http_port, sieve_port):
@@ -309,7 +325,7 @@ class Cyrus:
     if missing) holding cyrus.json, the sink spool and the logs we write."""
 
     def __init__(self, root, http_port, smtp_port, domain=DEFAULT_DOMAIN,
-                 start_timeout=30.0, sieve_port=None):
+                 start_timeout=30.0, sieve_port=None, tls=False):
         self.root = os.path.abspath(root)
         self.http_port = int(http_port)
         self.smtp_port = int(smtp_port)
@@ -318,6 +334,9 @@ class Cyrus:
         self.sieve_port = int(sieve_port) if sieve_port else None
         self.domain = domain
         self.start_timeout = start_timeout
+        # tls: a self-signed certificate (IP:127.0.0.1, DNS:localhost) in
+        # the tree, so that timsieved offers STARTTLS; its path is tls_cert.
+        self.tls = bool(tls)
         self.tree = None          # the /tmp directory Cyrus lives in
         self.master_pid = None
         self.sink_pid = None      # detached sink process (CLI)
@@ -364,6 +383,28 @@ class Cyrus:
     def sink_log(self):
         return os.path.join(self.root, "sink.log")
 
+    @property
+    def tls_cert(self):
+        """The certificate timsieved presents (PEM), when tls; else None."""
+        return f"{self.tree}/etc/tls-cert.pem" if self.tls and self.tree else None
+
+    @property
+    def tls_key(self):
+        return f"{self.tree}/etc/tls-key.pem" if self.tls and self.tree else None
+
+    @property
+    def syslog(self):
+        """Cyrus's own messages (syslog), one per line, where syslogshim.c
+        could be built; "" while there are none."""
+        return f"{self.tree}/log/syslog" if self.tree else None
+
+    def syslog_text(self):
+        try:
+            with open(self.syslog, errors="replace") as f:
+                return f.read()
+        except (OSError, TypeError):
+            return ""
+
     # -- state file ---------------------------------------------------------
 
     def _save_state(self):
@@ -375,6 +416,7 @@ class Cyrus:
             "smtp_port": self.smtp_port,
             "sieve_port": self.sieve_port,
             "domain": self.domain,
+            "tls": self.tls,
             "users": self.users,
         }
         path = os.path.join(self.root, STATE_FILE)
@@ -393,7 +435,7 @@ class Cyrus:
         except OSError as e:
             raise CyrusError(f"no instance recorded in {path}: {e.strerror}") from None
         c = cls(root, state["http_port"], state["smtp_port"], state.get("domain", DEFAULT_DOMAIN),
-                sieve_port=state.get("sieve_port"))
+                sieve_port=state.get("sieve_port"), tls=state.get("tls", False))
         c.tree = state["tree"]
         c.master_pid = state.get("master_pid")
         c.sink_pid = state.get("sink_pid")
@@ -407,7 +449,9 @@ class Cyrus:
         parts = [what]
         for path in (self.master_log,) + logs:
             parts.append(f"--- tail of {path} ---\n{tail(path)}")
-        if os.path.exists("/dev/log"):
+        if self.syslog and os.path.exists(self.syslog):
+            parts.append(f"--- tail of {self.syslog} ---\n{tail(self.syslog)}")
+        elif os.path.exists("/dev/log"):
             parts.append("(Cyrus's own messages went to syslog via /dev/log)")
         else:
             parts.append("(Cyrus logs only to syslog and nothing listens on /dev/log "
@@ -439,6 +483,8 @@ class Cyrus:
             self._spawn_master()
             self._save_state()
             self._wait_ready()
+            if self.tls:
+                self._check_starttls()
         except BaseException:
             self.stop(remove_tree=False)
             raise
@@ -462,14 +508,21 @@ class Cyrus:
             os.makedirs(f"{self.tree}/{sub}", exist_ok=True)
         for sub in CONFIG_SUBDIRS:
             os.makedirs(f"{self.tree}/conf/{sub}", exist_ok=True)
+        extra = []
+        if self.tls:
+            make_cert(self.tls_cert, self.tls_key)
+            extra = [f"tls_server_cert: {self.tls_cert}", f"tls_server_key: {self.tls_key}"]
         with open(self.imapd_conf_path, "w") as f:
-            f.write(imapd_conf(self.tree, self.http_port, self.smtp_port))
+            f.write(imapd_conf(self.tree, self.http_port, self.smtp_port, extra))
         with open(f"{self.tree}/etc/cyrus.conf", "w") as f:
             f.write(cyrus_conf(self.tree, self.http_port, self.sieve_port))
         open(self.master_log, "ab").close()
         uid, gid = self._cyrus_ids()
         for sub in TREE_SUBDIRS:
             chown_tree(f"{self.tree}/{sub}", uid, gid)
+        if self.tls:
+            os.chmod(self.tls_key, 0o600)
+            os.chmod(self.tls_cert, 0o644)
 
     @staticmethod
     def _cyrus_ids():
@@ -490,8 +543,26 @@ class Cyrus:
         with open(self.master_log, "ab") as log:
             self._master = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True, cwd=self.tree)
+                start_new_session=True, close_fds=True, cwd=self.tree, env=self._syslog_env())
         self.master_pid = self._master.pid
+
+    def _syslog_env(self):
+        """The environment of the master and its children: syslogshim.c
+        preloaded, writing to self.syslog (owned by cyrus, who writes it).
+        Without a C compiler Cyrus's messages stay lost, as before."""
+        env = dict(os.environ)
+        shim = f"{self.tree}/syslogshim.so"
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "syslogshim.c")
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc or subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", shim, src],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
+            return env
+        open(self.syslog, "ab").close()
+        uid, gid = self._cyrus_ids()
+        os.chown(self.syslog, uid, gid)
+        env["LD_PRELOAD"] = shim
+        env["POSTERN_SYSLOG_FILE"] = self.syslog
+        return env
 
     def _master_running(self):
         if self._master is not None:
@@ -532,6 +603,23 @@ class Cyrus:
         if not wait_until(ready, self.start_timeout):
             self._fail(f"Cyrus did not serve {self.session_url} within "
                        f"{self.start_timeout:.0f}s; last attempt: {last[0]}")
+
+    def _check_starttls(self):
+        """timsieved's greeting lists STARTTLS (it does only when it could
+        load tls_server_cert/tls_server_key)."""
+        greeting = b""
+        try:
+            with socket.create_connection(("127.0.0.1", self.sieve_port), timeout=10) as s:
+                f = s.makefile("rb")
+                while True:
+                    line = f.readline()
+                    greeting += line
+                    if not line or line.split(b" ", 1)[0].rstrip(b"\r\n").upper() in (b"OK", b"NO", b"BYE"):
+                        break
+        except OSError as e:
+            self._fail(f"ManageSieve on 127.0.0.1:{self.sieve_port}: {e!r}")
+        if b'"STARTTLS"' not in greeting.upper():
+            self._fail(f"tls: timsieved offers no STARTTLS; its greeting: {greeting!r}")
 
     def _lmtp_accepts(self):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:

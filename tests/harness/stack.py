@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 
 import cyrus as cyrus_mod  # noqa: E402
 import demo_mail  # noqa: E402
+import demo_book  # noqa: E402
 
 SRCDIR = os.environ.get("POSTERN_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 BUILDDIR = os.environ.get("POSTERN_BUILDDIR") or SRCDIR
@@ -234,6 +235,9 @@ class Stack:
             "log_level": "info",
             "pushd_socket": self.pushd_socket,
         }
+        if self.cyrus and self.cyrus.sieve_port:
+            # The filters' ManageSieve: Cyrus's timsieved, on its own port.
+            conf["sieve_port"] = self.cyrus.sieve_port
         conf.update(self.conf_extra)
         with open(self.conf_path, "w") as f:
             f.write("# written by tests/harness/stack.py\n")
@@ -461,6 +465,8 @@ def main():
         signal.signal(sig, lambda *a: stopping.append(1))
     print("Starting the private JMAP server (Cyrus), demo mail and lighttpd...", flush=True)
     stack.start()
+    # The demo's address books and filters (the tests' start empty).
+    demo_book.seed(stack.cyrus)
     print(f"\npostern is running: open {stack.url}/\n")
     print("Demo accounts:")
     for login, password in demo_mail.DEMO_USERS:

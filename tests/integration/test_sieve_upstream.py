@@ -4,7 +4,9 @@
 capabilities (SASL PLAIN, the vacation, fileinto and mailbox
 extensions), sign-in with the same credentials as JMAP, CHECKSCRIPT
 naming the line of an error, one script stored and made active, and a
-mail it matches filed into the folder it creates. What
+mail it matches filed into the folder it creates; Cyrus's syslog caught
+by the harness (a misfiled delivery says why only there); the demo's
+filter and address book (demo_book.py) stored. What
 postern's filters and vacation will be built on; checked here so that a
 change of the harness or of Debian's Cyrus shows at once."""
 
@@ -12,53 +14,25 @@ import base64
 import os
 import re
 import shutil
-import socket
 import sys
 import tempfile
+import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 import cyrus  # noqa: E402
+from managesieve import Sieve  # noqa: E402
+import demo_book  # noqa: E402
+import demo_mail  # noqa: E402
 from tap import Tap  # noqa: E402
 
 USER, PASSWORD = "alice@example.test", "alice-demo-pass"
+NOWHERE = (b"From: carol@example.test\r\nTo: alice@example.test\r\n"
+           b"Subject: nowhere to go\r\nMessage-ID: <sieve-2@example.test>\r\n\r\nhi\r\n")
 INVOICE = (b"From: carol@example.test\r\nTo: alice@example.test\r\n"
            b"Subject: Your invoice\r\nMessage-ID: <sieve-1@example.test>\r\n\r\nhi\r\n")
-
-
-class Sieve:
-    """A ManageSieve client just big enough for these checks."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.f = self.sock.makefile("rb")
-
-    def response(self):
-        """The lines up to OK/NO/BYE (literals read whole): (status, text)."""
-        lines = []
-        while True:
-            line = self.f.readline()
-            if not line:
-                raise EOFError("the server closed the connection")
-            while (m := re.search(rb"\{(\d+)\+?\}\r\n$", line)) is not None:
-                line += self.f.read(int(m.group(1)))
-                line += self.f.readline()
-            lines.append(line.decode())
-            word = line.split(b" ", 1)[0].rstrip(b"\r\n").upper()
-            if word in (b"OK", b"NO", b"BYE"):
-                return word.decode(), "".join(lines)
-
-    def send(self, data):
-        self.sock.sendall(data)
-        return self.response()
-
-    def literal(self, command, script):
-        body = script.encode()
-        return self.send(command + b" {%d+}\r\n" % len(body) + body + b"\r\n")
-
-    def close(self):
-        self.sock.close()
 
 
 def main():
@@ -99,7 +73,42 @@ def main():
         t.ok(status == "OK" and '"postern" ACTIVE' in text, "LISTSCRIPTS shows it active", text)
         status, text = s.send(b'GETSCRIPT "postern"\r\n')
         t.ok(status == "OK" and "fileinto :create" in text, "GETSCRIPT gives it back", text)
+        # A fileinto to a missing folder without :create: LMTP still says
+        # 250 and the mail lands in INBOX; only Cyrus's log says why.
+        status, text = s.literal(b'PUTSCRIPT "postern"', 'require "fileinto";\n'
+                                 'if header :contains "subject" "nowhere" { fileinto "Nowhere"; }\n')
+        t.ok(status == "OK", "a script filing into a missing folder is stored", text)
+        c.deliver(USER, NOWHERE)
+        log = ""
+        for _ in range(50):
+            log = c.syslog_text()
+            if "Nowhere" in log:
+                break
+            time.sleep(0.1)
+        t.ok("Nowhere" in log, "the harness catches Cyrus's syslog: why a delivery misfiled",
+             log[-2000:] or "(empty)")
         s.send(b"LOGOUT\r\n")
+        s.close()
+        s = None
+        # The demo's address books and filter (scripts/demo): every demo
+        # user gets the cards and the active script.
+        for login, password in demo_mail.DEMO_USERS:
+            c.add_user(login, password)
+        demo_book.seed(c)
+        s = Sieve(c.sieve_port)
+        s.response()
+        token = base64.b64encode(b"\0bob@example.test\0bob-demo-pass")
+        s.send(b'AUTHENTICATE "PLAIN" "' + token + b'"\r\n')
+        status, text = s.send(b"GETSCRIPT \"postern\"\r\n")
+        with open(os.path.join(os.path.dirname(HERE), "harness", "demo-filter.sieve")) as f:
+            t.ok(status == "OK" and f.read() in text.replace("\r\n", "\n"),
+                 "the demo's filter is stored for bob", text)
+        req = urllib.request.Request(f"{c.base_url}/dav/addressbooks/user/bob@example.test/Default/",
+                                     method="PROPFIND", headers={"Depth": "1", "Authorization":
+                                     cyrus.basic_auth("bob@example.test", "bob-demo-pass")})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            cards = r.read().decode().count(".vcf</")
+        t.ok(cards == len(demo_book.BOOK), f"the demo's address book has {len(demo_book.BOOK)} cards", cards)
     finally:
         if s:
             s.close()

@@ -13,6 +13,8 @@ UNIT_TESTS += tests/unit/test_seat
 tests_unit_test_seat_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_dav
 tests_unit_test_dav_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_msieve
+tests_unit_test_msieve_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_store
 tests_unit_test_store_LDADD = $(UNIT_LIBS)
 # These open a whole struct app through tests/unit/testapp.h.
@@ -58,7 +60,8 @@ tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 FUZZ_TARGETS = tests/fuzz/fuzz_fcgirec tests/fuzz/fuzz_sse tests/fuzz/fuzz_cfg \
 	tests/fuzz/fuzz_pct tests/fuzz/fuzz_js tests/fuzz/fuzz_addr \
 	tests/fuzz/fuzz_dispo tests/fuzz/fuzz_req tests/fuzz/fuzz_push \
-	tests/fuzz/fuzz_url tests/fuzz/fuzz_blob tests/fuzz/fuzz_events
+	tests/fuzz/fuzz_url tests/fuzz/fuzz_blob tests/fuzz/fuzz_events \
+	tests/fuzz/fuzz_msieve
 FUZZ_CFLAGS_ALL = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 FUZZ_LDFLAGS_ALL = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 FUZZ_CPPFLAGS_PUSHD = $(AM_CPPFLAGS) -I$(srcdir)/pushd
@@ -115,6 +118,10 @@ tests_fuzz_fuzz_events_CPPFLAGS = $(FUZZ_CPPFLAGS_PUSHD)
 tests_fuzz_fuzz_events_CFLAGS = $(FUZZ_CFLAGS_ALL)
 tests_fuzz_fuzz_events_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
 tests_fuzz_fuzz_events_LDADD = $(FUZZ_LIBS_PUSHD)
+tests_fuzz_fuzz_msieve_SOURCES = tests/fuzz/fuzz_msieve.c tests/fuzz/replay.h
+tests_fuzz_fuzz_msieve_CFLAGS = $(FUZZ_CFLAGS_ALL)
+tests_fuzz_fuzz_msieve_LDFLAGS = $(FUZZ_LDFLAGS_ALL)
+tests_fuzz_fuzz_msieve_LDADD = $(LDADD)
 if FUZZING
 noinst_PROGRAMS = $(FUZZ_TARGETS)
 else

@@ -1209,6 +1209,7 @@ static const struct {
 	{ 405, "Method Not Allowed" }, { 413, "Content Too Large" },
 	{ 414, "URI Too Long" },
 	{ 415, "Unsupported Media Type" }, { 416, "Range Not Satisfiable" },
+	{ 422, "Unprocessable Content" },
 	{ 429, "Too Many Requests" }, { 500, "Internal Server Error" },
 	{ 502, "Bad Gateway" }, { 503, "Service Unavailable" },
 	{ 504, "Gateway Timeout" },
