@@ -38,6 +38,12 @@ class PerfStack(Stack):
 def blob_pids(parent):
     """The postern-blob processes this stack's lighttpd runs (not those of
     other stacks on the machine)."""
+    return responder_pids(parent, b"/postern-blob")
+
+
+def responder_pids(parent, name):
+    """The processes of one responder (name: the end of its path) that
+    lighttpd (pid parent) runs."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -48,7 +54,7 @@ def blob_pids(parent):
         except OSError:
             continue
         ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if cmd.endswith(b"/postern-blob") and ppid == parent:
+        if cmd.endswith(name) and ppid == parent:
             out.append(int(pid))
     return sorted(out)
 

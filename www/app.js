@@ -27,6 +27,11 @@ import * as moveto from "./js/views/moveto.js";
 import * as menu from "./js/views/menu.js";
 import * as alerts from "./js/alerts.js";
 import { worthTelling, notices } from "./js/newmail.js";
+import * as filters from "./js/filters.js";
+import * as filterview from "./js/views/filters.js";
+import * as vacation from "./js/views/vacation.js";
+import { likeThis } from "./js/sieve.js";
+import { icon } from "./js/icons.js";
 
 const { state } = store;
 let config = { name: "postern", uploadMax: 0 };
@@ -85,6 +90,10 @@ async function signOut() {
 function leave() {
   live.stop();
   contacts.forget();
+  contactsView?.forget();
+  filters.forget();
+  filterview.reset();
+  if ($("#filters").open) $("#filters").close();
   settings.forget();
   settings.apply();
   store.setSession(null);
@@ -101,6 +110,7 @@ async function enter(session) {
   store.setSession(session);
   identities.reset();
   $("#who").textContent = session.username;
+  $("#contacts-open").hidden = !hasBook();
   show("mail");
   pane("list");
   await Promise.all([store.loadMailboxes(), store.loadIdentities(), fetched]);
@@ -113,6 +123,8 @@ async function enter(session) {
     config.features?.push !== false);
   document.body.dataset.ready = "1";
   store.loadQuota().catch((e) => console.warn("quota", e));
+  // Whether there are filters here, and a vacation reply to show.
+  filters.load().catch((e) => console.warn("filters", e));
   // After the first paint: the people to suggest, the address book's first.
   contacts.start(state.accountId);
   if (config.features?.contacts && config.carddavPath) contacts.loadBook(config.carddavPath);
@@ -154,12 +166,19 @@ function record(replace = false) {
 let goSeq = 0;
 async function goTo(p, initial = false) {
   const seq = ++goSeq;
-  if (p.settings) {
+  if (p.contacts) {
     if (initial || !state.current) await goTo({}, initial);
-    openSettings(false);
+    openContacts(false);
+    return;
+  }
+  if (p.settings || p.filters) {
+    if (initial || !state.current) await goTo({}, initial);
+    if (p.settings) openSettings(false); else openFilters(false);
     return;
   }
   if ($("#settings").open) $("#settings").close();
+  if ($("#filters").open) $("#filters").close();
+  contactsView?.close();
   if (p.search) {
     if (!state.filter || state.query !== p.search) { $("#search").value = p.search; await runSearch(p.search, false); }
   } else {
@@ -185,7 +204,7 @@ async function applySettings() {
     lang = await i18n.init(settings.get("language"));
     i18n.translate();
     helpSheet();
-    if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); }
+    if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); paintFilters(); }
     else updateTitle();
   }
 }
@@ -210,6 +229,60 @@ function settingsClosed() {
   if (location.hash !== "#/settings") return;
   if (settingsPushed) history.back(); else record(true);
   settingsPushed = false;
+}
+
+// -- filters and the vacation reply ------------------------------------------------------
+
+let filtersPushed = false;    // as settingsPushed, for #/filters
+function openFilters(nav = true, rule = null) {
+  filterview.open($("#filters"), { rule }).catch(warn);
+  if (nav && location.hash !== "#/filters") { history.pushState(null, "", place.format({ filters: true })); filtersPushed = true; }
+}
+function filtersClosed() {
+  if (location.hash !== "#/filters") return;
+  if (filtersPushed) history.back(); else record(true);
+  filtersPushed = false;
+}
+
+// The top bar's entry shows where the server has filters; the banner
+// while a vacation reply answers.
+function paintFilters() {
+  const f = filters.state;
+  $("#filters-open").hidden = f.available === false;
+  vacation.banner($("#vacation-banner"), f.model?.vacation, {
+    onEdit: () => openFilters(),
+    onOff: async () => {
+      try {
+        const bad = await filters.update((m) => { if (m.vacation) m.vacation.on = false; });
+        toast(bad ? t("filters.refused", { reason: bad.message }) : t("vacation.savedOff"));
+      } catch (e) { warn(e); }
+    },
+  });
+  filterview.paint();
+}
+
+// -- contacts (views/contacts.js) ---------------------------------------------------
+
+let contactsView = null;      // the module, loaded on first use (with ical.js)
+let contactsPushed = false;   // as settingsPushed, for #/contacts
+const hasBook = () => !!(config.features?.contacts && config.carddavPath);
+// The contacts screen; prefill: a sender {name, email} for a new contact's form.
+function openContacts(nav = true, prefill = null) {
+  if (!hasBook()) return;
+  import("./js/views/contacts.js").then((v) => {
+    contactsView = v;
+    v.configure({ carddavPath: config.carddavPath, onChanged: contacts.setBook });
+    return v.open({ sender: prefill, closed: contactsClosed });
+  }).catch(warn);
+  if (location.hash !== "#/contacts") {
+    if (nav) { history.pushState(null, "", place.format({ contacts: true })); contactsPushed = true; }
+    else history.replaceState(null, "", place.format({ contacts: true }));
+  }
+}
+function contactsClosed() {
+  if (location.hash !== "#/contacts") return;
+  if (contactsPushed) history.back(); else record(true);
+  contactsPushed = false;
 }
 
 async function saveSettings(ev) {
@@ -355,6 +428,8 @@ function paintReader() {
     showImages: showImagesFor.has(openThread.id) || settings.get("showImages"),
     onShowImages: () => { showImagesFor.add(openThread.id); paintReader(); },
     onCompose: (mode, e) => compose(mode, e),
+    onFilter: filters.state.available === false ? null : (e) => openFilters(true, likeThis(e)),
+    onAddContact: hasBook() ? (sender) => openContacts(true, sender) : null,
   });
 }
 
@@ -623,7 +698,7 @@ function onKey(ev) {
     if (ev.key === "Escape" && ev.target.id === "search") { ev.target.blur(); list.focusRow(); }
     return;
   }
-  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open || $("#settings").open || $("#folder-dialog").open || moveto.isOpen() || menu.isOpen()) return;
+  if (!$("#composer").hidden || $("#mail").hidden || $("#help").open || $("#settings").open || $("#filters").open || $("#folder-dialog").open || moveto.isOpen() || menu.isOpen() || contactsView?.isOpen()) return;
   if (ev.key === "Escape") { if (document.body.dataset.pane === "reader") { pane("list"); list.focusRow(); } return; }
   if (ev.key === "Enter" && ev.target.tagName === "BUTTON") return;
   const fn = KEYS[ev.key];
@@ -664,6 +739,13 @@ function wire() {
   $("#settings-open").addEventListener("click", openSettings);
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#settings").addEventListener("close", settingsClosed);
+  // The top bar's two pages: an icon beside the word, the icon alone on a phone.
+  $("#filters-open").prepend(icon("filter"));
+  $("#contacts-open").prepend(icon("contacts"));
+  $("#filters-open").addEventListener("click", () => openFilters());
+  $("#contacts-open").addEventListener("click", () => openContacts());
+  $("#filters").addEventListener("close", filtersClosed);
+  filters.onChange(paintFilters);
   $("#select-loaded").addEventListener("click", () => (list.selectedCount() >= state.ids.filter(Boolean).length && state.ids.length
     ? list.clearSelection() : list.selectLoaded()));
   $("#folder-read").addEventListener("click", () => markAllRead());

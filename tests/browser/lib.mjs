@@ -2,7 +2,7 @@
 // stack, Chromium through playwright-core, TAP, and helpers that act as
 // a signed-in user. Each test file starts its own stack.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -61,7 +61,9 @@ async function startStack() {
   proc.removeAllListeners("exit");
   // The Stalwart-behaviour server's /_control/ (POSTERN_STACK_UPSTREAM).
   const control = (out.match(/^CONTROL (\S+)/m) || [])[1];
-  return { url: `http://127.0.0.1:${port}`, control, root, stop: () => new Promise((r) => {
+  // Cyrus's own doors ({base, lmtp, spool}), where the stack runs Cyrus.
+  const cyrus = JSON.parse((out.match(/^CYRUS (.+)$/m) || [])[1] || "null");
+  return { url: `http://127.0.0.1:${port}`, control, cyrus, root, stop: () => new Promise((r) => {
     proc.on("exit", () => { rmSync(root, { recursive: true, force: true }); r(); });
     proc.kill("SIGTERM");
     setTimeout(() => proc.kill("SIGKILL"), 15000).unref();
@@ -172,6 +174,42 @@ export async function findEmail(page, subject, ms = 20000) {
     if (Date.now() > end) throw new Error(`no email "${subject}"`);
     await new Promise((res) => setTimeout(res, 500));
   }
+}
+
+// Delivers raw (an RFC 5322 message) to rcpt over Cyrus's LMTP socket, as
+// an MTA would: resolves when lmtpd has answered DATA (Sieve has run).
+export function deliver(rcpt, raw, sender = "postmaster@example.test") {
+  const steps = [`LHLO test\r\n`, `MAIL FROM:<${sender}>\r\n`, `RCPT TO:<${rcpt}>\r\n`, "DATA\r\n",
+    raw.replace(/\r?\n/g, "\r\n").replace(/^\./gm, "..") + "\r\n.\r\n", "QUIT\r\n"];
+  return new Promise((resolve, reject) => {
+    const s = net.connect(stack.cyrus.lmtp);
+    let buf = "", step = -1;
+    s.setTimeout(30000, () => { s.destroy(); reject(new Error("LMTP timed out")); });
+    s.on("error", reject);
+    s.on("data", (d) => {
+      buf += d;
+      // One whole answer (its last line "NNN text"), then the next step.
+      const lines = buf.split("\r\n");
+      if (!/^\d{3} /.test(lines[lines.length - 2] || "")) return;
+      const code = Number(lines[lines.length - 2].slice(0, 3));
+      buf = "";
+      if (code >= 400) { s.destroy(); reject(new Error(`LMTP: ${lines.join(" | ")}`)); return; }
+      if (++step === steps.length) { s.end(); resolve(); return; }
+      s.write(steps[step]);
+    });
+  });
+}
+
+// What left through the SMTP sink: [{from, to: [], text}] (Cyrus's
+// vacation replies, redirects, and the users' own mail).
+export function sunk() {
+  const dir = stack.cyrus.spool;
+  let names;
+  try { names = readdirSync(dir).filter((n) => n.endsWith(".json")).sort(); } catch { return []; }
+  return names.map((n) => {
+    const env = JSON.parse(readFileSync(join(dir, n), "utf8"));
+    return { ...env, text: readFileSync(join(dir, n.replace(/\.json$/, ".eml")), "latin1") };
+  });
 }
 
 export const PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";

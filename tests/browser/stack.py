@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs the test stack for the browser tests: prints "URL <url>" once it
-is up, stops it on SIGTERM. pushd polls Cyrus (which has no push) every
+is up (and "CYRUS <json>" before it, Cyrus's own doors), stops it on
+SIGTERM. pushd polls Cyrus (which has no push) every
 2 s, so that new mail reaches an open tab within the test's patience.
 With POSTERN_STACK_UPSTREAM=stalwart the mail server is the Stalwart-
 behaviour test server (it pushes) instead of Cyrus, with the browser
@@ -31,6 +32,12 @@ stack = Stack(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else None,
               upstream=up and up.url)
 try:
     stack.start()
+    # Cyrus's own doors, for tests that go around postern: its HTTP base
+    # (CardDAV), the LMTP socket (delivery) and the SMTP sink's spool
+    # (what left, as NNNNNN.eml with NNNNNN.json holding the envelope).
+    if stack.cyrus:
+        print("CYRUS " + json.dumps({"base": stack.cyrus.base_url, "lmtp": stack.cyrus.lmtp_socket,
+                                     "spool": stack.cyrus.sink_spool}), flush=True)
     print(f"URL {stack.url}", flush=True)
     while not stop:
         time.sleep(0.3)

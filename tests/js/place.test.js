@@ -33,6 +33,16 @@ test("a thread, and a message of it, open in a folder or a search", () => {
 test("settings", () => {
   assert.equal(format({ settings: true, role: "inbox" }), "#/settings");
   assert.deepEqual(parse("#/settings"), { settings: true });
+  assert.equal(format({ filters: true, role: "inbox" }), "#/filters");
+  assert.deepEqual(parse("#/filters"), { filters: true });
+  assert.deepEqual(parse("#/filters/x"), {});
+});
+
+test("the contacts screen", () => {
+  assert.equal(format({ contacts: true, role: "inbox" }), "#/contacts");
+  assert.deepEqual(parse("#/contacts"), { contacts: true });
+  assert.deepEqual(parse("#/contacts/x"), {});
+  assert.ok(same({ contacts: true }, parse("#/contacts")));
 });
 
 test("the default place and anything malformed read as {}", () => {

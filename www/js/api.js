@@ -12,6 +12,8 @@ export class ApiError extends Error {
 
 let onUnauthenticated = () => {};
 export function setUnauthenticatedHandler(fn) { onUnauthenticated = fn; }
+// A 401 met outside request() (the CardDAV calls of store.js and book-store.js): the same handling.
+export function unauthenticated(err) { onUnauthenticated(err); }
 
 export async function request(method, path, body, { quiet401 = false } = {}) {
   const headers = { Accept: "application/json" };

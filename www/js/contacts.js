@@ -237,6 +237,14 @@ export function loadBook(root) {
   });
 }
 
+// The address book's people as the contacts screen has them now (after
+// it read, created, changed, deleted or imported cards): [{email, name}].
+export function setBook(list) {
+  book = list;
+  if (!sources.includes(bookSource)) sources.push(bookSource);
+  changed();
+}
+
 // Another source of people, e.g. an address book: {book: true,
 // contacts() → [{email, name}]}. Call changed() when it has new ones.
 export function addSource(source) { sources.push(source); merged = null; }

@@ -18,3 +18,7 @@ export function shortDate(locale, iso, now = new Date()) {
 }
 
 export const longDate = (locale, iso) => fmt(locale, "long", { dateStyle: "full", timeStyle: "short" }).format(new Date(iso));
+
+// A day without its time ("24 December 2026"): day is "YYYY-MM-DD", read
+// in the user's own time zone (noon: no zone moves it to another day).
+export const dayDate = (locale, day) => fmt(locale, "day", { dateStyle: "long" }).format(new Date(`${day}T12:00:00`));

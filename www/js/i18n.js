@@ -69,6 +69,7 @@ export function translate(root = document) {
 // The list's short date and the reader's long one, in the locale in use.
 export const shortDate = (iso) => dates.shortDate(locale, iso);
 export const longDate = (iso) => dates.longDate(locale, iso);
+export const dayDate = (day) => dates.dayDate(locale, day);
 
 export function size(bytes) {
   const units = ["byte", "kilobyte", "megabyte", "gigabyte"];

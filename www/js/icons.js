@@ -28,6 +28,8 @@ const PATHS = {
   folderNew: "M3 6h6l2 2h10v11H3zM12 11v5M9.5 13.5h5",
   rename: "M4 20h4L19 9l-4-4L4 16zM13 7l4 4",
   next: "M9 5l7 7-7 7",
+  filter: "M3 5h18l-7 8v6l-4 2v-8z",
+  contacts: "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0",
 };
 
 export function icon(name) {

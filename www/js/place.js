@@ -8,6 +8,8 @@
 //   #/search/<query>              a search (over every folder, or in: …)
 //   …/thread/<threadId>[/<emailId>]  a thread open there (at a message)
 //   #/settings                    the settings, over the last place
+//   #/contacts                    the contacts screen, over the last place
+//   #/filters                     the filters and vacation reply, likewise
 // Ids and the query are percent-encoded; anything else reads as {}.
 
 export const ROLES = ["inbox", "drafts", "sent", "archive", "junk", "trash"];
@@ -18,10 +20,13 @@ function dec(s) {
 }
 
 // A place as a fragment ("#/…"). place: {role} or {folderId} or {search},
-// with thread and email optional; {settings: true} alone.
+// with thread and email optional; {settings: true}, {contacts: true} or
+// {filters: true} alone.
 export function format(p) {
   if (!p) return "#/";
   if (p.settings) return "#/settings";
+  if (p.contacts) return "#/contacts";
+  if (p.filters) return "#/filters";
   let s;
   if (p.search != null && p.search !== "") s = `#/search/${enc(p.search)}`;
   else if (p.role && ROLES.includes(p.role)) s = `#/${p.role}`;
@@ -38,6 +43,8 @@ export function parse(hash) {
   if (parts[0] !== "") return {};
   parts.shift();
   if (parts.length === 1 && parts[0] === "settings") return { settings: true };
+  if (parts.length === 1 && parts[0] === "contacts") return { contacts: true };
+  if (parts.length === 1 && parts[0] === "filters") return { filters: true };
   const out = {};
   const head = parts.shift();
   if (head === undefined || head === "") return {};

@@ -4,7 +4,7 @@
 import * as jmap from "./jmap.js";
 import { ref } from "./jmap.js";
 import * as settings from "./settings.js";
-import { blobUrl, upload as uploadBlob } from "./api.js";
+import { ApiError, blobUrl, unauthenticated, upload as uploadBlob } from "./api.js";
 import { batches, inverse, missing, rowIds } from "./bulk.js";
 import * as quota from "./quota.js";
 
@@ -632,53 +632,92 @@ export async function createdSince(sinceState, properties, maxChanges = 1000) {
 
 // -- the address book: CardDAV through /api/dav/ (contacts.js) -------------------
 
-const DAV = "DAV:";
-const CARD = "urn:ietf:params:xml:ns:carddav";
-const propfind = (props) => `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:c="${CARD}"><d:prop>${props}</d:prop></d:propfind>`;
+export const DAV = "DAV:";
+export const CARD = "urn:ietf:params:xml:ns:carddav";
+export const propfind = (props) => `<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:c="${CARD}"><d:prop>${props}</d:prop></d:propfind>`;
 // Only the name and the addresses of each card (the server leaves the rest out).
 const CARDS_QUERY = `<?xml version="1.0" encoding="utf-8"?><c:addressbook-query xmlns:d="DAV:" xmlns:c="${CARD}"><d:prop><c:address-data><c:prop name="FN"/><c:prop name="EMAIL"/></c:address-data></d:prop></c:addressbook-query>`;
+
+// A CardDAV answer's text as a multistatus document; method: for the error.
+// A cut answer parses as far as it goes: a partial book is not the book.
+export function davDocument(method, text) {
+  const doc = new DOMParser().parseFromString(text, "application/xml");
+  if (doc.getElementsByTagName("parsererror").length) throw new Error(`CardDAV ${method}: not XML`);
+  return doc;
+}
+// A 401 from the relay: the session is over, as for any /api call (api.js).
+// text: the answer's body. Returns the ApiError to throw.
+export function davUnauthenticated(text) {
+  let data = null;
+  try { data = JSON.parse(text); } catch { /* not JSON */ }
+  const err = new ApiError(401, data?.error, data?.message);
+  unauthenticated(err);
+  return err;
+}
 
 // A CardDAV call that answers 207: the multistatus as a document.
 async function dav(method, path, body, depth) {
   const r = await fetch(path, { method, credentials: "same-origin", body,
     headers: { "X-Postern-CSRF": "1", "Content-Type": "application/xml; charset=utf-8", Depth: depth } });
+  if (r.status === 401) throw davUnauthenticated(await r.text());
   if (r.status !== 207) throw new Error(`CardDAV ${method}: ${r.status}`);
-  const doc = new DOMParser().parseFromString(await r.text(), "application/xml");
-  // A cut answer parses as far as it goes: a partial book is not the book.
-  if (doc.getElementsByTagName("parsererror").length) throw new Error(`CardDAV ${method}: not XML`);
-  return doc;
+  return davDocument(method, await r.text());
 }
 
-// The DAV:response elements of a multistatus, each as {href, has(ns, name), text(ns, name)}.
-function responses(doc) {
-  return [...doc.getElementsByTagNameNS(DAV, "response")].map((r) => ({
-    href: r.getElementsByTagNameNS(DAV, "href")[0]?.textContent || "",
-    has: (ns, name) => r.getElementsByTagNameNS(ns, name).length > 0,
-    text: (ns, name) => [...r.getElementsByTagNameNS(ns, name)].map((e) => e.textContent),
-  }));
+// The DAV:response elements of a multistatus, each as {href, status (its
+// own or its first propstat's), ok (a 2xx propstat), etag, data
+// (address-data), has(ns, name), first(ns, name), text(ns, name)}.
+export function davResponses(doc) {
+  return [...doc.getElementsByTagNameNS(DAV, "response")].map((r) => {
+    const all = (el, ns, name) => [...el.getElementsByTagNameNS(ns, name)];
+    const first = (ns, name) => all(r, ns, name)[0]?.textContent ?? null;
+    return {
+      href: first(DAV, "href") || "",
+      status: first(DAV, "status") || "",
+      ok: all(r, DAV, "propstat").some((p) => /\s2\d\d\s/.test(all(p, DAV, "status")[0]?.textContent || "")),
+      etag: first(DAV, "getetag"),
+      data: first(CARD, "address-data"),
+      has: (ns, name) => all(r, ns, name).length > 0,
+      first,
+      text: (ns, name) => all(r, ns, name).map((e) => e.textContent),
+    };
+  });
 }
 // The href inside the property (ns, name) of the first response.
 const hrefIn = (doc, ns, name) => doc.getElementsByTagNameNS(ns, name)[0]?.getElementsByTagNameNS(DAV, "href")[0]?.textContent;
+
+// The user's address books, found as a CardDAV client finds them:
+// principal, address book home, the books in it (Depth 1, with props
+// besides their type). call(method, path, body, depth) answers the
+// multistatus document (dav's, or book-store.js's). Only what is under
+// root (/api/config's carddavPath) is kept, as its /api/dav/ path:
+// [{path, response}] (response: davResponses's).
+export async function addressBooks(root, props = "", call = dav) {
+  // Only where there is an address book: not part of the first load.
+  const { apiPath } = await import("./vcard.js");
+  const principal = apiPath(hrefIn(await call("PROPFIND", "/api/dav/", propfind("<d:current-user-principal/>"), "0"),
+    DAV, "current-user-principal"), root);
+  if (!principal) return [];
+  const home = apiPath(hrefIn(await call("PROPFIND", principal, propfind("<c:addressbook-home-set/>"), "0"),
+    CARD, "addressbook-home-set"), root);
+  if (!home) return [];
+  return davResponses(await call("PROPFIND", home, propfind(`<d:resourcetype/>${props}`), "1"))
+    .filter((r) => r.has(CARD, "addressbook")).map((r) => ({ path: apiPath(r.href, root), response: r }))
+    .filter((b) => b.path);
+}
 
 // Every person ({email, name}) in the user's address books, found as a
 // CardDAV client finds them: principal, address book home, the books in
 // it, one addressbook-query each. root: /api/config's carddavPath.
 export async function addressBookPeople(root) {
   // Only where there is an address book: not part of the first load.
-  const { people, apiPath } = await import("./vcard.js");
-  const principal = apiPath(hrefIn(await dav("PROPFIND", "/api/dav/", propfind("<d:current-user-principal/>"), "0"),
-    DAV, "current-user-principal"), root);
-  if (!principal) return [];
-  const home = apiPath(hrefIn(await dav("PROPFIND", principal, propfind("<c:addressbook-home-set/>"), "0"),
-    CARD, "addressbook-home-set"), root);
-  if (!home) return [];
-  const books = responses(await dav("PROPFIND", home, propfind("<d:resourcetype/>"), "1"))
-    .filter((r) => r.has(CARD, "addressbook")).map((r) => apiPath(r.href, root)).filter(Boolean);
+  const { people } = await import("./vcard.js");
+  const books = (await addressBooks(root)).map((b) => b.path);
   const found = [];
   for (const book of books) {
     // A book that cannot be read (shared and refused, say) leaves the others.
     try {
-      for (const r of responses(await dav("REPORT", book, CARDS_QUERY, "1"))) found.push(...people(r.text(CARD, "address-data").join("\n")));
+      for (const r of davResponses(await dav("REPORT", book, CARDS_QUERY, "1"))) found.push(...people(r.text(CARD, "address-data").join("\n")));
     } catch (e) { console.warn("address book", book, e); }
   }
   return found;

@@ -175,7 +175,9 @@ function actions(e, opts) {
     { label: t("reader.print"), icon: "print", run: () => print(e) },
     { label: t("reader.original"), icon: "source", run: () => viewer().then((v) => v.showOriginal(e)) },
     { label: t("reader.downloadEml"), icon: "download", run: () => viewer().then((v) => v.downloadOriginal(e)) },
-  ]);
+    opts.onFilter ? { label: t("reader.filterLike"), icon: "filter", run: () => opts.onFilter(e) } : null,
+    opts.onAddContact && e.from?.[0] ? { label: t("contacts.add"), icon: "compose", run: () => opts.onAddContact(e.from[0]) } : null,
+  ].filter(Boolean));
   return h("div.msg-actions", { role: "toolbar", "aria-label": t("toolbar.thisMessage") },
     b("reply", "action.reply"), b("replyAll", "action.replyAll"), b("forward", "action.forward"), more.wrap);
 }
