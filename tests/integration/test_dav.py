@@ -7,7 +7,8 @@ addressbook-query, reads it back with its ETag, and deletes it with the
 right If-Match only. Refused before the mail server is asked: a path that
 could leave the DAV tree, a method CardDAV does not need, a Depth other
 than 0 or 1, a body that is not XML or vCard, one over max_request, no
-session, no CSRF header. Nothing of bob's is alice's to read."""
+session, no CSRF header. Nothing of bob's is alice's to read. The mail
+server gone: 502, as the JMAP relay answers."""
 
 import os
 import re
@@ -72,6 +73,15 @@ class Suite:
         if book:
             self.card(book)
         self.refusals(book or f"/api/dav/addressbooks/user/{ALICE}/Default/")
+        self.unreachable(book or f"/api/dav/addressbooks/user/{ALICE}/Default/")
+
+    def unreachable(self, book):
+        """The mail server gone (last: the stack's Cyrus is stopped): 502
+        in JSON, as the JMAP relay answers."""
+        self.s.cyrus.stop()
+        r = self.dav("PROPFIND", book, BOOKS, {**XML, "Depth": "0"})
+        self.t.ok(r.status == 502 and r.json().get("error") == "upstream_error",
+                  "the mail server unreachable: 502 upstream_error", f"{r.status} {r.body[:200]!r}")
 
     def discover(self):
         """principal → addressbook-home-set → the collections: the book."""
