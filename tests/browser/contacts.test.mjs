@@ -230,7 +230,7 @@ test("a card whose href is off the CardDAV tree is left, never asked; a sign-out
   await page.context().close();
 });
 
-test("\"Add to contacts\" on a sender of an open mail opens the form prefilled; saved, it is in Cyrus", async () => {
+test("\"Add to contacts\" on a sender of an open mail opens the form prefilled; saved, it is in Cyrus; asked again, their card", async () => {
   const page = await newPage();
   await signIn(page, "alice");
   await page.fill("#search", "subject:roadmap");
@@ -246,6 +246,13 @@ test("\"Add to contacts\" on a sender of an open mail opens the form prefilled; 
   assert(/@/.test(email) && name, `prefilled: ${name} <${email}>`);
   await f.getByRole("button", { name: "Save contact" }).click();
   await until(async () => (await cyrusCards()).some((c) => c.emails.some((e) => e.value === email) && c.fn === name), "the sender in Cyrus");
+  // Asked again: the card the book has, not a form for a second one.
+  await dialog(page).getByRole("button", { name: "Close" }).click();
+  await msg.getByRole("button", { name: "More" }).click();
+  await page.getByRole("menuitem", { name: "Add to contacts" }).click();
+  await dialog(page).getByRole("heading", { name, exact: true }).waitFor();
+  assert(await dialog(page).getByRole("form", { name: "New contact" }).count() === 0, "no second form");
+  assert((await cyrusCards()).filter((c) => c.emails.some((e) => e.value === email)).length === 1, "one card for the sender");
   assert(page.errors.length === 0, page.errors.join("; "));
   await page.context().close();
 });

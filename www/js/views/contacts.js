@@ -54,7 +54,8 @@ function build() {
 let onClose = null;
 
 // Opens the screen (sender: a mail's {name, email}, for a new contact's
-// form); resolves once the list shows. closed: called on close.
+// form, or their card when the book has the address); resolves once the
+// list shows. closed: called on close.
 export async function open({ sender = null, closed = null } = {}) {
   // Made again in another language.
   if (dlg && !dlg.open && dlg.lang !== getLocale()) { dlg.remove(); dlg = null; }
@@ -62,9 +63,13 @@ export async function open({ sender = null, closed = null } = {}) {
   const prefill = sender ? book.fromSender(sender) : null;
   onClose = closed;
   if (!dlg.open) dlg.showModal();
-  if (prefill) edit(null, prefill);
-  else { if (!selected) el.detail.replaceChildren(); el.search.focus(); }
+  if (!prefill) { if (!selected) el.detail.replaceChildren(); el.search.focus(); }
   await refresh();
+  if (!prefill) return;
+  // A sender already in the book opens their card, not a second one.
+  const email = String(sender.email || "").toLowerCase();
+  const known = books.cards().find((c) => c.contact.emails.some((e) => e.value.toLowerCase() === email));
+  if (known) show(known.href); else edit(null, prefill);
 }
 export function close() { if (dlg?.open) dlg.close(); }
 export function forget() { books.forget(); selected = null; query = ""; group = ""; if (dlg) { dlg.remove(); dlg = null; } }
