@@ -54,6 +54,10 @@ UNIT_TESTS += tests/unit/test_pushtoken
 tests_unit_test_pushtoken_SOURCES = tests/unit/test_pushtoken.c tests/unit/testapp.h
 tests_unit_test_pushtoken_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# Web Push's cryptography (issue 20): RFC 8291 and RFC 8292.
+UNIT_TESTS += tests/unit/test_webpush
+tests_unit_test_webpush_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_webpush_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # Fuzz targets (tests/fuzz/README.md): each replays its corpus as a TAP
 # test in make check; with --enable-fuzzing they are libFuzzer programs,
 # built by make and not run.
