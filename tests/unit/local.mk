@@ -54,7 +54,7 @@ UNIT_TESTS += tests/unit/test_pushtoken
 tests_unit_test_pushtoken_SOURCES = tests/unit/test_pushtoken.c tests/unit/testapp.h
 tests_unit_test_pushtoken_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
-# Web Push's cryptography (issue 20): RFC 8291 and RFC 8292.
+# Web Push's cryptography: RFC 8291 and RFC 8292.
 UNIT_TESTS += tests/unit/test_webpush
 tests_unit_test_webpush_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_webpush_LDADD = pushd/libpushd.a $(UNIT_LIBS)
