@@ -88,6 +88,9 @@ static void config(struct req *r)
 	    c->push_mode != CFG_PUSH_OFF && usock_alive(c->pushd_socket)));
 	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
 	json_object_object_add(f, "contacts", json_object_new_boolean(cfg_carddav_on(c)));
+	/* Filters where the operator did not turn them off: the app then
+	 * asks /api/sieve whether the server has them. */
+	json_object_object_add(f, "filters", json_object_new_boolean(cfg_sieve_on(c)));
 	/* The app maps the server's hrefs below it back under /api/dav/. */
 	if (cfg_carddav_on(c))
 		json_object_object_add(o, "carddavPath", json_object_new_string(c->carddav_path));

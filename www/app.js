@@ -124,7 +124,9 @@ async function enter(session) {
   document.body.dataset.ready = "1";
   store.loadQuota().catch((e) => console.warn("quota", e));
   // Whether there are filters here, and a vacation reply to show.
-  filters.load().catch((e) => console.warn("filters", e));
+  // (None asked where the operator turned them off.)
+  if (config.features?.filters === false) filters.none();
+  else filters.load().catch((e) => console.warn("filters", e));
   // After the first paint: the people to suggest, the address book's first.
   contacts.start(state.accountId);
   if (config.features?.contacts && config.carddavPath) contacts.loadBook(config.carddavPath);

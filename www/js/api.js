@@ -2,8 +2,11 @@
 // failure becomes an ApiError with postern's stable error code.
 
 export class ApiError extends Error {
-  constructor(status, code, message, retryAfter) {
+  // data: the whole JSON error, for a route's own fields (a Sieve
+  // script's line).
+  constructor(status, code, message, retryAfter, data = null) {
     super(message || code || `HTTP ${status}`);
+    this.data = data;
     this.status = status;
     this.code = code || (status === 0 ? "network" : "http_" + status);
     this.retryAfter = retryAfter == null ? null : Number(retryAfter);
@@ -30,7 +33,7 @@ export async function request(method, path, body, { quiet401 = false } = {}) {
   try { data = await res.json(); } catch { /* empty or not JSON */ }
   if (res.ok) return data;
   const err = new ApiError(res.status, data && data.error, data && (data.message || data.detail),
-    res.headers.get("Retry-After"));
+    res.headers.get("Retry-After"), data);
   if (res.status === 401 && !quiet401) onUnauthenticated(err);
   throw err;
 }

@@ -229,10 +229,7 @@ export function loadBook(root) {
   idle(async () => {
     try {
       const list = await store.addressBookPeople(root);
-      if (my !== gen) return;
-      book = list;
-      if (!sources.includes(bookSource)) sources.push(bookSource);
-      changed();
+      if (my === gen) setBook(list);
     } catch (e) { console.warn("address book", e); }
   });
 }

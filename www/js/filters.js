@@ -8,9 +8,9 @@ import * as api from "./api.js";
 import { read, write } from "./sieve.js";
 
 // available: null before the first answer, then true, or false where
-// the server has no ManageSieve (reason: the error's code); extensions:
+// the server has no ManageSieve or the operator turned filters off; extensions:
 // the Sieve extensions the server offers ([] before it said).
-export const state = { available: null, reason: null, name: "postern", script: "", model: null, extensions: [] };
+export const state = { available: null, name: "postern", script: "", model: null, extensions: [] };
 const listeners = new Set();
 let gen = 0;        // a load's answer is used only if no load or save came after
 let session = 0;    // forget() ends what began before it
@@ -24,7 +24,6 @@ const ABSENT = ["not_found", "sieve_unavailable", "sieve_refused"];
 
 function take(s) {
   state.available = true;
-  state.reason = null;
   // A name postern's API cannot send back (another client's) is left:
   // postern's own script, made active, replaces it, its text kept in it.
   state.name = /^[A-Za-z0-9._ -]{1,64}$/.test(s.name || "") ? s.name : "postern";
@@ -48,18 +47,25 @@ export async function load() {
     if (g !== gen) return;
     if (!ABSENT.includes(e.code)) throw e;
     state.available = false;
-    state.reason = e.code;
     state.model = null;
   }
   // Only a change repaints: a screen being filled in keeps its fields.
   if (JSON.stringify([state.available, state.name, state.script]) !== before) emit();
 }
 
-// The server's complaint about a script ({message, line}), or null.
+// No filters here (the operator turned them off): nothing is asked.
+export function none() {
+  gen++;
+  state.available = false;
+  state.model = null;
+  emit();
+}
+
+// The server's complaint about a script ({message, line}), or null; the
+// line is the one postern found in the server's message.
 function invalid(e) {
   if (e.code !== "sieve_invalid") return null;
-  const m = /line (\d+)/i.exec(e.message || "");
-  return { message: e.message, line: m ? Number(m[1]) : null };
+  return { message: e.message, line: Number.isInteger(e.data?.line) ? e.data.line : null };
 }
 
 // Runs store() after every store asked for before it: each one starts
@@ -123,7 +129,6 @@ export function forget() {
   gen++;
   session++;
   state.available = null;
-  state.reason = null;
   state.name = "postern";
   state.script = "";
   state.model = null;
