@@ -52,9 +52,12 @@ test("the demo's filter reads back as one of postern's rules", async () => {
 // The state and intents over a fake /api/sieve (fetch replaced): what a
 // late answer and two quick changes do.
 async function fakeServer() {
-  const server = { script: "", puts: 0, hold: null };
+  const server = { script: "", puts: 0, hold: null, arrived: null };
+  let arrive;
+  server.arrived = new Promise((res) => { arrive = res; });
   globalThis.fetch = async (path, opts = {}) => {
     const json = (status, body) => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+    if (opts.method === "PUT") arrive();
     if (server.hold) await server.hold;
     if (path === "/api/sieve" && (opts.method || "GET") === "GET") return json(200, { name: "postern", script: server.script, extensions: [] });
     if (path === "/api/sieve" && opts.method === "PUT") {
@@ -88,11 +91,12 @@ test("an answer that comes after sign-out changes nothing", async () => {
   server.hold = new Promise((res) => { open = res; });
   const saving = f.update((m) => { m.rules.push(rule("theirs")); });
   const loading = f.load();
-  await new Promise((res) => setTimeout(res, 10));
+  await server.arrived;         // the PUT is out, held by the server
   f.forget();
   open();
   await saving;
   await loading;
+  assert.equal(server.puts, 1, "the answer came after sign-out");
   assert.equal(f.state.model, null, "the next person sees none of it");
   assert.equal(f.state.available, null);
 });
