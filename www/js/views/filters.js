@@ -9,7 +9,7 @@ import { t } from "../i18n.js";
 import * as filters from "../filters.js";
 import { FIELDS, OPS, ACTIONS, blankRule, check } from "../sieve.js";
 import { state as mail } from "../store.js";
-import { folderName } from "./folders.js";
+import { folderName, sorted } from "./folders.js";
 import * as vacation from "./vacation.js";
 
 let body = null;      // the dialog's body, repainted whole
@@ -136,9 +136,7 @@ function list() {
 function folderOptions(selected) {
   const out = [];
   const walk = (parentId, depth) => {
-    const kids = [...mail.mailboxes.values()].filter((m) => (m.parentId || null) === parentId)
-      .sort((a, b) => (a.sortOrder || 0) - (b.sortOrder || 0) || a.name.localeCompare(b.name));
-    for (const m of kids) {
+    for (const m of sorted(parentId)) {
       const path = filters.folderPath(mail.mailboxes, m.id);
       out.push(h("option", { value: path, selected: path === selected }, "\u00a0\u00a0".repeat(depth) + folderName(m)));
       walk(m.id, depth + 1);

@@ -11,7 +11,8 @@ export function folderName(m) {
   return m.role && ROLE_ORDER.includes(m.role) ? t(`folder.${m.role}`) : m.name;
 }
 
-function sorted(parentId) {
+// A folder's children as the tree shows them (the filters' folder list too).
+export function sorted(parentId) {
   return [...state.mailboxes.values()].filter((m) => (m.parentId || null) === parentId)
     .sort((a, b) => ((ROLE_ORDER.indexOf(a.role) + 1 || 99) - (ROLE_ORDER.indexOf(b.role) + 1 || 99))
       || (a.sortOrder || 0) - (b.sortOrder || 0) || a.name.localeCompare(b.name));
