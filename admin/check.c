@@ -175,6 +175,9 @@ static void check_files(struct admin_report *r, const struct cfg *c)
 	if (c->image_proxy_allow_loopback_for_tests)
 		admin_error(r, "image_proxy_allow_loopback_for_tests is on: it "
 		    "is for postern's test suite only");
+	if (c->webpush_allow_loopback_for_tests)
+		admin_error(r, "webpush_allow_loopback_for_tests is on: it is "
+		    "for postern's test suite only");
 	check_secret(r, c->secret_file);
 	check_db(r, c->state_db);
 	check_folder(r, c->secret_file);

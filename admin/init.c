@@ -1,5 +1,6 @@
 /* init: postern-admin init. Creates what the programs would create on
- * first use (the secret, the database with its schema), so that an
+ * first use (the secret, the database with its schema, the VAPID key
+ * pair of Web Push), so that an
  * operator can make them before the web server runs, as the right user,
  * and see that it worked. Running it again changes nothing. */
 #include "admin.h"
@@ -10,6 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "vapid.h"
 
 /* The folder of path, made 0700 when missing (its parent must exist:
  * make install creates the usual one). */
@@ -39,10 +44,38 @@ static void said(FILE *out, const char *what, const char *path, int existed)
 	fprintf(out, "%s %s: %s\n", what, path, existed ? "kept" : "created");
 }
 
+/* The VAPID key pair, made when missing (mode 0600): 1 when it was there,
+ * 0 when made, -1 on error. A key that is there but unreadable is an
+ * error: pushd could not sign with it. */
+static int make_vapid_key(const char *path, char *err, size_t errlen)
+{
+	EVP_PKEY *key;
+	int rc = 1;
+
+	if (access(path, F_OK) == 0) {
+		if ((key = vapid_key_read(path)) == NULL) {
+			snprintf(err, errlen, "webpush_key_file %s: not a P-256 "
+			    "private key in PEM", path);
+			return -1;
+		}
+		EVP_PKEY_free(key);
+		return 1;
+	}
+	key = vapid_key_new();
+	if (key == NULL || vapid_key_write(key, path) == -1) {
+		snprintf(err, errlen, "webpush_key_file %s: %s", path,
+		    key ? strerror(errno) : "cannot make a key");
+		rc = -1;
+	} else
+		rc = 0;
+	EVP_PKEY_free(key);
+	return rc;
+}
+
 int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 {
 	struct app a;
-	int had_secret, had_db;
+	int had_secret, had_db, had_key;
 
 	if (app_load_cfg(&a, path, err, errlen) == -1)
 		return -1;
@@ -60,7 +93,16 @@ int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 	}
 	said(out, "secret_file", a.cfg.secret_file, had_secret);
 	said(out, "state_db", a.cfg.state_db, had_db);
-	if (geteuid() == 0 && (!had_secret || !had_db))
+	had_key = 1;
+	if (a.cfg.webpush && (make_folder(a.cfg.webpush_key_file, out, err,
+	    errlen) == -1 || (had_key = make_vapid_key(a.cfg.webpush_key_file,
+	    err, errlen)) == -1)) {
+		app_close(&a);
+		return -1;
+	}
+	if (a.cfg.webpush)
+		said(out, "webpush_key_file", a.cfg.webpush_key_file, had_key);
+	if (geteuid() == 0 && (!had_secret || !had_db || !had_key))
 		fprintf(out, "note: these belong to root; the responders and "
 		    "pushd must own them (chown them, or run init as their "
 		    "user)\n");

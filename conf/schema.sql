@@ -1,4 +1,4 @@
--- postern state, schema version 4 (PRAGMA user_version).
+-- postern state, schema version 5 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
 -- or a cookie in clear: see "Sessions and secrets" in docs/DECISIONS.md.
@@ -70,3 +70,22 @@ CREATE TABLE push_accounts (
   updated   INTEGER NOT NULL,
   tabs      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+
+-- A device's Web Push subscription (version 5), one per session: where its
+-- browser's push service takes messages (endpoint) and the keys they are
+-- encrypted to (p256dh, auth; RFC 8291). sealed holds what pushd needs to
+-- follow the account with every tab closed (login, password, the JMAP
+-- account), AES-256-GCM under a key derived from the server secret and the
+-- session id: unlike a session's own seal it opens without the cookie,
+-- which is what turning notifications on consents to. It goes with the
+-- session (sign-out, expiry, revoke) and when the device turns them off.
+CREATE TABLE webpush (
+  session   TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+  account   TEXT NOT NULL,
+  endpoint  TEXT NOT NULL,
+  p256dh    BLOB NOT NULL,
+  auth      BLOB NOT NULL,
+  sealed    BLOB NOT NULL,
+  created   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX webpush_account ON webpush(account);

@@ -14,6 +14,7 @@
 #include "pushd.h"
 #include "seal.h"
 #include "store.h"
+#include "wpmail.h"
 
 #define FLUSH_MS 1000
 #define SESSION_DOC_MAX (1 << 20)
@@ -126,7 +127,7 @@ static void acct_write(struct acct *a)
 	struct store_push_row row = {
 		.account = a->key,
 		.mode = (enum store_push_mode)a->mode,
-		.tabs = (long)a->ntabs,
+		.tabs = (long)(a->ntabs - a->nwatch),
 		.updated = (long long)time(NULL),
 	};
 	unsigned i;
@@ -208,6 +209,7 @@ void acct_end(struct acct *a)
 	pd->naccts--;
 	for (i = 0; i < ACCT_NMODES; i++)
 		acct_chan(a, i)->stop(a);
+	wp_mail_end(a);
 	check_stop_all(&a->checks);
 	buf_wipe_free(&a->creds);
 	/* Poll and relay channels die with the process; a subscription
@@ -216,8 +218,7 @@ void acct_end(struct acct *a)
 	ev_defer(&pd->ev, acct_free, a);
 }
 
-/* The JMAP accountId of the session's primary mail account. */
-static char *primary_mail(struct pushd *pd, const struct sess *s)
+char *acct_primary_mail(struct pushd *pd, const struct sess *s)
 {
 	struct buf doc;
 	json_object *o, *p;
@@ -381,6 +382,9 @@ void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 			if (changed & (1u << i))
 				e->states[i] = strdup(states[i]);
 	}
+	/* From the state before, the watches' push looks for new mail. */
+	if ((changed & (1u << ACCT_EMAIL)) && a->nwatch && !first)
+		wp_mail_changed(a, a->states[ACCT_EMAIL]);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		if (changed & (1u << i)) {
 			free(a->states[i]);
@@ -408,7 +412,8 @@ static void acct_refused(struct check_set *set, const char *sess_id)
 	}
 }
 
-static struct acct *acct_new(struct pushd *pd, const struct sess *s)
+static struct acct *acct_new(struct pushd *pd, const struct sess *s,
+    const char *jmap_id)
 {
 	struct acct *a = calloc(1, sizeof(*a));
 	struct acct **b;
@@ -421,7 +426,7 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s)
 	memcpy(a->key, s->account, sizeof(a->key));
 	buf_init(&a->creds, 4096);
 	a->mode = ACCT_NMODES;          /* none yet: acct_start chooses */
-	a->jmap_id = primary_mail(pd, s);
+	a->jmap_id = jmap_id ? strdup(jmap_id) : acct_primary_mail(pd, s);
 	a->api_url = strdup(s->api_url);
 	a->event_url = strdup(s->event_url);
 	if (!a->jmap_id || !a->api_url || !a->event_url) {
@@ -439,11 +444,17 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s)
 
 int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t)
 {
+	return acct_attach_as(pd, s, NULL, t);
+}
+
+int acct_attach_as(struct pushd *pd, const struct sess *s,
+    const char *jmap_id, struct acct_tab *t)
+{
 	struct acct *a = acct_find(pd, s->account);
 	int fresh = a == NULL;
 	time_t now = time(NULL);
 
-	if (fresh && (a = acct_new(pd, s)) == NULL)
+	if (fresh && (a = acct_new(pd, s, jmap_id)) == NULL)
 		return -1;
 	if (acct_creds_for(a, s, t, fresh || a->creds_refused, now) == -1) {
 		if (a->ntabs == 0)
@@ -457,6 +468,7 @@ int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t)
 		a->tabs->prev = t;
 	a->tabs = t;
 	a->ntabs++;
+	a->nwatch += t->watch;
 	acct_dirty(a);
 	if (t->visible && a->nvisible++ == 0)
 		acct_chan(a, ACCT_POLL)->visible(a);
@@ -499,6 +511,7 @@ void acct_detach(struct acct_tab *t)
 	/* t->next stays: a fan-out walking the list goes on from here. */
 	if (t->visible)
 		a->nvisible--;
+	a->nwatch -= t->watch;
 	if (--a->ntabs == 0)
 		acct_idle(a);
 	else
@@ -524,6 +537,16 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
 			acct_chan(a, ACCT_POLL)->visible(a);
 	}
 	return n;
+}
+
+int acct_sess_visible(const struct acct *a, const char *sess_id)
+{
+	const struct acct_tab *t;
+
+	for (t = a->tabs; t; t = t->next)
+		if (!t->dead && t->visible && !strcmp(t->sess_id, sess_id))
+			return 1;
+	return 0;
 }
 
 void acct_shutdown(struct pushd *pd)

@@ -25,6 +25,7 @@ struct acct_tab;
 struct chan_poll;
 struct chan_relay;
 struct chan_sub;
+struct wp_mail;
 
 /* The data types pushd reports, as bits of a tab's filter. */
 enum acct_type { ACCT_EMAIL, ACCT_MAILBOX, ACCT_THREAD, ACCT_NTYPES };
@@ -59,6 +60,8 @@ struct acct_tab {
 	uint8_t visible;                 /* a page of the browser is in view
 	                                    (visible=1): its account polls
 	                                    faster */
+	uint8_t watch;                   /* no stream: a device's Web Push
+	                                    subscription (wpwatch.h) */
 };
 
 /* One state change, kept in the ring for replay. */
@@ -83,6 +86,8 @@ struct acct {
 	struct acct_tab *tabs;
 	unsigned ntabs;
 	unsigned nvisible;               /* tabs in view: polls come faster */
+	unsigned nwatch;                 /* of the tabs, Web Push watches */
+	struct wp_mail *wpm;             /* new mail for them (wpmail.h) */
 	enum acct_mode mode;             /* the channel in charge (chan.h) */
 	char *states[ACCT_NTYPES];       /* last states seen, NULL: not yet */
 	struct acct_event ring[ACCT_RING];
@@ -131,6 +136,16 @@ extern const char *const acct_type_names[ACCT_NTYPES];
 /* Adds t to the account of session s, creating the account (and starting
  * its upstream channel) for its first tab: 0 or -1. */
 int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t);
+/* The same for a session opened without its cookie (a Web Push watch):
+ * jmap_id names its primary mail account, which its sealed document
+ * would. */
+int acct_attach_as(struct pushd *pd, const struct sess *s,
+    const char *jmap_id, struct acct_tab *t);
+/* The JMAP accountId of session s's primary mail account (malloc'd), or
+ * NULL. */
+char *acct_primary_mail(struct pushd *pd, const struct sess *s);
+/* Whether session id has a tab of the account in view: 1 or 0. */
+int acct_sess_visible(const struct acct *a, const char *sess_id);
 /* Removes t; the account ends with its last tab. */
 void acct_detach(struct acct_tab *t);
 /* Marks the streams of session s in view or not (POST /api/events): an

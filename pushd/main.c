@@ -25,6 +25,8 @@
 #include "route.h"
 #include "tab.h"
 #include "usock.h"
+#include "wpsend.h"
+#include "wpwatch.h"
 
 #define LISTEN_BACKLOG 1024
 
@@ -192,6 +194,9 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 		return -1;
 	}
 	acct_startup(pd);
+	/* Without its key pushd runs on, without Web Push (logged). */
+	if (wp_init(pd) == 0)
+		wp_watch_startup(pd);
 	return 0;
 }
 
@@ -226,10 +231,12 @@ static void teardown(struct pushd *pd)
 	end_streams(pd);
 	while (pd->conns)
 		conn_close(pd->conns);
+	wp_watch_shutdown(pd);
 	acct_shutdown(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
 	ev_flush_deferred(&pd->ev);
 	cap_free(&pd->cap);
+	wp_free(pd);
 	mc_free(pd);
 	if (pd->signal_io.fd >= 0)
 		close(pd->signal_io.fd);

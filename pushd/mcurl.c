@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
+#include "addr.h"
 #include "log.h"
 #include "pushd.h"
 
@@ -29,6 +31,9 @@ static void mc_check(struct pushd *pd)
 		job = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&job);
 		curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+		if (job)
+			curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER,
+			    &job->retry_after);
 		curl_multi_remove_handle(pd->multi, easy);
 		curl_easy_cleanup(easy);
 		if (job) {
@@ -140,14 +145,62 @@ void mc_free(struct pushd *pd)
 #define STREAM_STALL_S 120L    /* no byte (not even a ping) for this long */
 #define SESSION_DOC_MAX (1 << 20)
 
-/* A new easy handle with pushd's defaults (protocols, timeouts, CA,
- * no signals) and the credentials, or NULL. */
-static CURL *mc_easy(struct pushd *pd, const struct mc_req *rq)
+/* libcurl is about to connect a push: only to a public address (or
+ * loopback for the tests' own push service). */
+static curl_socket_t push_socket(void *ctx, curlsocktype purpose,
+    struct curl_sockaddr *sa)
+{
+	const struct pushd *pd = ctx;
+	struct addr a;
+
+	if (purpose != CURLSOCKTYPE_IPCXN || addr_from_sockaddr(&sa->addr,
+	    sa->addrlen, &a) == -1 || !addr_allowed(&a,
+	    pd->app.cfg.webpush_allow_loopback_for_tests)) {
+		log_info("webpush: refused a push service at an address that is "
+		    "not public");
+		return CURL_SOCKET_BAD;
+	}
+	return socket(sa->family, sa->socktype | SOCK_CLOEXEC, sa->protocol);
+}
+
+/* A push: to a browser's push service, not the mail server. */
+static CURL *mc_push_easy(struct pushd *pd, const struct mc_req *rq)
 {
 	const struct cfg *c = &pd->app.cfg;
 	CURL *e = curl_easy_init();
 
 	if (e == NULL)
+		return NULL;
+	if (curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
+	    curl_easy_setopt(e, CURLOPT_PROXY, "") ||
+	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, c->webpush_timeout) ||
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT, c->webpush_timeout) ||
+	    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) ||
+	    (c->webpush_ca_file &&
+	    curl_easy_setopt(e, CURLOPT_CAINFO, c->webpush_ca_file)) ||
+	    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, push_socket) ||
+	    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, pd) ||
+	    curl_easy_setopt(e, CURLOPT_URL, rq->url) ||
+	    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)rq->body_len) ||
+	    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, rq->body) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, rq->headers)) {
+		curl_easy_cleanup(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* A new easy handle with pushd's defaults (protocols, timeouts, CA,
+ * no signals) and the credentials, or NULL. */
+static CURL *mc_easy(struct pushd *pd, const struct mc_req *rq)
+{
+	const struct cfg *c = &pd->app.cfg;
+	CURL *e;
+
+	if (rq->kind == MC_PUSH)
+		return mc_push_easy(pd, rq);
+	if ((e = curl_easy_init()) == NULL)
 		return NULL;
 	if (curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
 	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") ||
@@ -209,6 +262,8 @@ static int mc_kind_opts(struct pushd *pd, CURL *e, struct mc_job *job,
 		    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
 		    (curl_off_t)SESSION_DOC_MAX) ||
 		    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+	case MC_PUSH:
+		return 0;
 	}
 	return -1;
 }

@@ -1,7 +1,8 @@
 /* mcurl: pushd's transport. libcurl's multi interface driven by pushd's
  * own loop, through CURLMOPT_SOCKETFUNCTION and CURLMOPT_TIMERFUNCTION;
- * the three kinds of request pushd makes of the mail server are set up
- * here, and nowhere else. No call blocks: a request is started and its
+ * the three kinds of request pushd makes of the mail server, and the one
+ * it makes of a browser's push service, are set up here, and nowhere
+ * else. No call blocks: a request is started and its
  * job's done callback runs when it ends. (Lifetime: pushd.h.) */
 #ifndef POSTERN_MCURL_H
 #define POSTERN_MCURL_H
@@ -16,6 +17,8 @@ struct mc_job {
 	/* MC_STREAM: the response head is in (status, Content-Type or
 	 * NULL); called from inside libcurl. */
 	void (*head)(struct mc_job *job, long status, const char *type);
+	/* When done runs: the answer's Retry-After in seconds, or 0. */
+	curl_off_t retry_after;
 };
 
 enum mc_kind {
@@ -24,6 +27,11 @@ enum mc_kind {
 	                  limit, the head reported */
 	MC_SESSION,    /* the session resource: GET, redirects followed,
 	                  the answer discarded */
+	MC_PUSH,       /* a Web Push message: body and headers POSTed over
+	                  https only, to a public address only (checked on
+	                  the address libcurl connects to, so a name cannot
+	                  resolve elsewhere later), no credentials, no
+	                  redirect, no proxy */
 };
 
 struct mc_req {
@@ -31,6 +39,9 @@ struct mc_req {
 	const char *url;
 	const char *user, *pass;     /* HTTP Basic */
 	const char *json;            /* MC_CALL's body (copied) */
+	const void *body;            /* MC_PUSH's body (copied) and headers */
+	size_t body_len;
+	struct curl_slist *headers;  /* (kept until done) */
 	/* The answer's bytes (not MC_SESSION): short stops the transfer. */
 	curl_write_callback write;
 	void *ctx;                   /* write's */

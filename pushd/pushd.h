@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 
 #include "app.h"
 #include "cap.h"
@@ -60,6 +61,8 @@ struct conn;
 struct acct;
 struct chan;
 struct preq;
+struct wp_watch;
+struct wp_push;
 
 struct pushd {
 	struct app app;
@@ -87,6 +90,14 @@ struct pushd {
 	void (*route)(struct preq *q);
 	/* The channels by mode (chan.h), as the account core reaches them. */
 	const struct chan *const *chans;
+	/* Web Push (wp*.h): the VAPID key (NULL: off), the devices' watches,
+	 * the pushes out and what became of them since the start. */
+	EVP_PKEY *wp_key;
+	char *wp_subject;
+	struct wp_watch *watches;
+	struct wp_push *wp_pushes;     /* out now */
+	unsigned wp_out;
+	unsigned long long wp_sent, wp_failed, wp_gone, wp_skipped;
 };
 
 static inline struct pushd *pushd_of(struct ev *ev)

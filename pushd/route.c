@@ -10,6 +10,7 @@
 #include "serve.h"
 #include "tab.h"
 #include "visible.h"
+#include "wpsub.h"
 
 #define TOKEN_MAX 128
 
@@ -18,6 +19,13 @@ static const struct route pushd_routes[] = {
 	/* Marks the session's streams in view; ROUTE_UPSTREAM: it calls no
 	 * one, and a blocking session check would stall every stream. */
 	{ "POST", "/api/events", ROUTE_SESSION | ROUTE_UPSTREAM, visible_handle },
+	/* A device's Web Push subscription; ROUTE_UPSTREAM: as above. */
+	{ "GET", "/api/webpush", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM,
+	    wpsub_handle },
+	{ "PUT", "/api/webpush", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM,
+	    wpsub_handle },
+	{ "DELETE", "/api/webpush", ROUTE_SESSION | ROUTE_BUDGET | ROUTE_UPSTREAM,
+	    wpsub_handle },
 	{ NULL, NULL, 0, NULL }
 };
 

@@ -1,18 +1,16 @@
 #include "webpush.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
-#include <openssl/pem.h>
 
 #include "seal.h"
+#include "vapid.h"
 
 #define KEY_LEN 16      /* AES-128 */
 #define NONCE_LEN 12
@@ -20,28 +18,6 @@
 #define SECRET_LEN 32   /* an ECDH secret on P-256, and the IKM */
 #define COORD_LEN 32    /* r and s of an ES256 signature */
 #define CONTACT_MAX 256 /* a mailto: or https: contact, far above any real one */
-
-/* Whether key is an EC key on P-256, the only curve Web Push knows. */
-static int is_p256(EVP_PKEY *key)
-{
-	char group[32];
-	size_t n;
-
-	return key != NULL && EVP_PKEY_is_a(key, "EC") &&
-	    EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME,
-	    group, sizeof(group), &n) == 1 && strcmp(group, "prime256v1") == 0;
-}
-
-/* The uncompressed public point of a P-256 key: 0 or -1. */
-static int public_point(EVP_PKEY *key, unsigned char out[WEBPUSH_P256DH_LEN])
-{
-	size_t n = 0;
-
-	if (!is_p256(key) || EVP_PKEY_get_octet_string_param(key,
-	    OSSL_PKEY_PARAM_PUB_KEY, out, WEBPUSH_P256DH_LEN, &n) != 1)
-		return -1;
-	return n == WEBPUSH_P256DH_LEN && out[0] == 0x04 ? 0 : -1;
-}
 
 /* The browser's public key from its p256dh, or NULL when it is not an
  * uncompressed point on P-256. OpenSSL checks the curve equation while
@@ -167,7 +143,7 @@ int webpush_encrypt_with(EVP_PKEY *as_key,
 	int rc = -1;
 
 	if (authlen != WEBPUSH_AUTH_LEN || n > WEBPUSH_MAX_PLAINTEXT ||
-	    public_point(as_key, as_pub) == -1 ||
+	    vapid_point(as_key, as_pub) == -1 ||
 	    (ua_key = peer_key(p256dh, p256dhlen)) == NULL)
 		goto out;
 	if (ecdh(as_key, ua_key, secret) == -1 ||
@@ -194,7 +170,7 @@ int webpush_encrypt(const unsigned char *p256dh, size_t p256dhlen,
 	int rc = -1;
 
 	/* RFC 8291 section 3.1: a new key pair and salt for every message. */
-	if ((as_key = webpush_key_new()) == NULL)
+	if ((as_key = vapid_key_new()) == NULL)
 		return -1;
 	if (seal_random(salt, sizeof(salt)) == 0)
 		rc = webpush_encrypt_with(as_key, salt, p256dh, p256dhlen, auth,
@@ -338,7 +314,7 @@ int webpush_vapid(EVP_PKEY *key, const char *endpoint, const char *sub,
 
 	buf_init(&v, 4096);
 	if (lifetime <= 0 || lifetime > WEBPUSH_VAPID_MAX_LIFETIME ||
-	    !contact_ok(sub) || public_point(key, pub) == -1 ||
+	    !contact_ok(sub) || vapid_point(key, pub) == -1 ||
 	    webpush_origin(endpoint, aud, sizeof(aud)) == -1)
 		goto out;
 	if (buf_puts(&v, "vapid t=") == -1)
@@ -356,48 +332,4 @@ int webpush_vapid(EVP_PKEY *key, const char *endpoint, const char *sub,
 out:
 	buf_free(&v);
 	return rc;
-}
-
-EVP_PKEY *webpush_key_new(void)
-{
-	return EVP_EC_gen("prime256v1");
-}
-
-EVP_PKEY *webpush_key_read(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	EVP_PKEY *key;
-
-	if (f == NULL)
-		return NULL;
-	key = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-	fclose(f);
-	if (key != NULL && !is_p256(key)) {
-		EVP_PKEY_free(key);
-		key = NULL;
-	}
-	return key;
-}
-
-int webpush_key_write(EVP_PKEY *key, const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	FILE *f;
-	int ok;
-
-	if (fd == -1)
-		return -1;
-	if ((f = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	ok = is_p256(key) &&
-	    PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) == 1 &&
-	    fflush(f) == 0 && fsync(fd) == 0;
-	if (fclose(f) != 0)
-		ok = 0;
-	if (!ok)
-		unlink(path);
-	return ok ? 0 : -1;
 }

@@ -1,8 +1,8 @@
 /* webpush: the cryptography of a Web Push message: the body encrypted
  * for one subscription (RFC 8291 over RFC 8188's aes128gcm) and the VAPID
  * Authorization header that signs it for its push service (RFC 8292).
- * No network; the VAPID key file helpers are its only file access.
- * Sending is the caller's. */
+ * No network and no files (the key is vapid.h's); sending is the
+ * caller's. */
 #ifndef POSTERN_WEBPUSH_H
 #define POSTERN_WEBPUSH_H
 
@@ -52,13 +52,5 @@ int webpush_origin(const char *endpoint, char *out, size_t n);
  * failed. */
 int webpush_vapid(EVP_PKEY *key, const char *endpoint, const char *sub,
     long long now, long lifetime, struct buf *out);
-
-/* A new P-256 key pair, or NULL; the caller frees it. */
-EVP_PKEY *webpush_key_new(void);
-/* The P-256 private key of a PEM file, or NULL; the caller frees it. */
-EVP_PKEY *webpush_key_read(const char *path);
-/* Writes key as PEM to a new file, mode 0600, never over an existing one:
- * 0 or -1 (nothing is left behind then). */
-int webpush_key_write(EVP_PKEY *key, const char *path);
 
 #endif

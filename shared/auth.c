@@ -2,12 +2,15 @@
 
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "log.h"
 #include "login.h"
 #include "sess.h"
 #include "settings.h"
 #include "store.h"
 #include "usock.h"
+#include "vapid.h"
 
 static void logout(struct req *r)
 {
@@ -72,6 +75,30 @@ static void revoke_others(struct req *r)
 	json_object_put(o);
 }
 
+/* Web Push where pushd runs to send it and its key is readable: the
+ * key's public half, which the browser hands its push service; else
+ * false. The key file is read once per process. */
+static json_object *webpush_feature(const struct cfg *c)
+{
+	static char key[VAPID_PUBLIC_B64_LEN + 1];
+	static int read;
+	EVP_PKEY *k;
+	json_object *o;
+
+	if (!c->webpush || c->push_mode == CFG_PUSH_OFF ||
+	    !usock_alive(c->pushd_socket))
+		return json_object_new_boolean(0);
+	if (!read && (k = vapid_key_read(c->webpush_key_file)) != NULL) {
+		read = vapid_public_b64(k, key) == 0;
+		EVP_PKEY_free(k);
+	}
+	if (!read)
+		return json_object_new_boolean(0);
+	o = json_object_new_object();
+	json_object_object_add(o, "key", json_object_new_string(key));
+	return o;
+}
+
 static void config(struct req *r)
 {
 	const struct cfg *c = &r->app->cfg;
@@ -86,6 +113,7 @@ static void config(struct req *r)
 	 * polls from the start instead of trying a stream that fails. */
 	json_object_object_add(f, "push", json_object_new_boolean(
 	    c->push_mode != CFG_PUSH_OFF && usock_alive(c->pushd_socket)));
+	json_object_object_add(f, "webpush", webpush_feature(c));
 	json_object_object_add(f, "compression", json_object_new_boolean(c->compress));
 	json_object_object_add(f, "contacts", json_object_new_boolean(cfg_carddav_on(c)));
 	/* Filters where the operator did not turn them off: the app then

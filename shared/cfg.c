@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 
@@ -107,6 +108,22 @@ static const struct cfg_key cfg_keys[] = {
 	    "256" },
 	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL,
 	    RUNDIR "/pushd.sock" },
+	/* Web Push (RFC 8030/8291/8292) from pushd to devices with every tab
+	 * closed. The key pair is made by postern-admin init (or pushd) beside
+	 * the secret. */
+	{ "webpush", T_BOOL, O(webpush), 0, 0, NULL, "yes" },
+	{ "webpush_key_file", T_STR, O(webpush_key_file), 0, 0, NULL,
+	    LOCALSTATEDIR "/lib/postern/vapid.pem" },
+	{ "webpush_subject", T_STR, O(webpush_subject), 0, 0, NULL, NULL },
+	{ "webpush_hosts", T_STR, O(webpush_hosts), 0, 0, NULL, NULL },
+	/* 5 s: a burst of mail (a list's digest, a sync) is one notification,
+	 * and the first of it is still seen within seconds. */
+	{ "webpush_coalesce", T_DURATION, O(webpush_coalesce), 1, 600, NULL, "5" },
+	{ "webpush_ttl", T_DURATION, O(webpush_ttl), 0, 28 * DAY, NULL, "1d" },
+	{ "webpush_timeout", T_DURATION, O(webpush_timeout), 1, 300, NULL, "10" },
+	{ "webpush_ca_file", T_STR, O(webpush_ca_file), 0, 0, NULL, NULL },
+	{ "webpush_allow_loopback_for_tests", T_BOOL, O(webpush_allow_loopback_for_tests), 0, 0, NULL,
+	    "no" },
 };
 #undef O
 
@@ -419,6 +436,12 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen)
 		    "begins and ends with /, without . or .. parts (or off)");
 		return -1;
 	}
+	if (c->webpush_subject && strncmp(c->webpush_subject, "mailto:", 7) &&
+	    strncmp(c->webpush_subject, "https://", 8)) {
+		snprintf(err, errlen, "webpush_subject is a mailto: or https: "
+		    "address");
+		return -1;
+	}
 	if (c->sieve_host && !sieve_host_ok(c->sieve_host)) {
 		snprintf(err, errlen, "sieve_host is a host name or an IP address "
 		    "(or off)");
@@ -437,4 +460,21 @@ void cfg_free(struct cfg *c)
 	while (c->n_trusted_proxies > 0)
 		free(c->trusted_proxies[--c->n_trusted_proxies]);
 	memset(c, 0, sizeof(*c));
+}
+
+int cfg_webpush_host_allowed(const struct cfg *c, const char *host)
+{
+	const char *p = c->webpush_hosts;
+	size_t n = strlen(host), k;
+
+	if (p == NULL)
+		return 1;
+	while (*p) {
+		p += strspn(p, " ,\t");
+		k = strcspn(p, " ,\t");
+		if (k == n && k > 0 && strncasecmp(p, host, n) == 0)
+			return 1;
+		p += k;
+	}
+	return 0;
 }

@@ -74,6 +74,17 @@ struct cfg {
 	long push_streams_per_session;  /* event streams at once, 0 = no cap */
 	long push_streams_per_ip;   /* the same per address (an IPv6 /64) */
 	char *pushd_socket;
+	int webpush;                /* Web Push to devices: on or off */
+	char *webpush_key_file;     /* the VAPID key pair (PEM) */
+	char *webpush_subject;      /* VAPID "sub": mailto: or https:, or NULL */
+	char *webpush_hosts;        /* push services allowed, or NULL: any */
+	long webpush_coalesce;      /* seconds a burst of mail is gathered */
+	long webpush_ttl;           /* seconds a push service keeps a message */
+	long webpush_timeout;       /* seconds for one push to be taken */
+	char *webpush_ca_file;      /* extra CA bundle for push services */
+	/* Lets pushd push to loopback: for the tests' own push service, never
+	 * for a real installation. */
+	int webpush_allow_loopback_for_tests;
 };
 
 /* Fills c with the defaults. */
@@ -94,6 +105,9 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen);
 int cfg_carddav_on(const struct cfg *c);
 /* There are filters: sieve_host is not "off". */
 int cfg_sieve_on(const struct cfg *c);
+/* Whether a push service's host may be pushed to: 1 when webpush_hosts
+ * is unset or names it (case aside), else 0. */
+int cfg_webpush_host_allowed(const struct cfg *c, const char *host);
 void cfg_free(struct cfg *c);
 
 /* The value parsers, exposed for the tests: 0 or -1. */

@@ -45,6 +45,9 @@ static const struct err_entry table[ERR_COUNT] = {
 	    "Filters are not available on this mail server." },
 	[ERR_SIEVE_REFUSED] = { 502, "sieve_refused",
 	    "The mail server's filter service did not accept this sign-in." },
+	[ERR_WEBPUSH_ENDPOINT] = { 422, "webpush_endpoint",
+	    "This browser's push service is not one this server sends "
+	    "notifications to." },
 	[ERR_SESSION_REFUSED] = { 401, "unauthenticated",
 	    "The mail server no longer accepts this sign-in. Please sign in "
 	    "again." },

@@ -35,6 +35,9 @@ enum err {
 	ERR_SIEVE_INVALID,      /* 422 sieve_invalid */
 	ERR_SIEVE_UNAVAILABLE,  /* 502 sieve_unavailable */
 	ERR_SIEVE_REFUSED,      /* 502 sieve_refused */
+	/* Web Push: a subscription's endpoint that postern will not push to
+	 * (not https, not a push service the operator allows). */
+	ERR_WEBPUSH_ENDPOINT,   /* 422 webpush_endpoint */
 	/* Not an answer of its own: the mail server refused the session's
 	 * credentials, and serve_session_refused ends the session. */
 	ERR_SESSION_REFUSED,

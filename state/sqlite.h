@@ -8,8 +8,8 @@
 
 #include <sqlite3.h>
 
-/* Statements a process prepares at most (all of state/ holds 43). */
-#define STORE_MAX_STMTS 48
+/* Statements a process prepares at most (all of state/ holds 50). */
+#define STORE_MAX_STMTS 64
 
 struct store {
 	sqlite3 *h;

@@ -94,6 +94,12 @@ static const char *const db_upgrades[] = {
 	"ALTER TABLE push_accounts RENAME COLUMN token TO token_hash;"
 	" UPDATE push_accounts SET token_hash = postern_sha256_hex(token_hash)"
 	" WHERE token_hash IS NOT NULL",
+	/* 4 -> 5: devices' Web Push subscriptions (conf/schema.sql). */
+	"CREATE TABLE webpush (session TEXT PRIMARY KEY REFERENCES"
+	" sessions(id) ON DELETE CASCADE, account TEXT NOT NULL,"
+	" endpoint TEXT NOT NULL, p256dh BLOB NOT NULL, auth BLOB NOT NULL,"
+	" sealed BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;"
+	" CREATE INDEX webpush_account ON webpush(account)",
 };
 _Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
     STORE_SCHEMA_VERSION - 1, "one upgrade step for each version");

@@ -1,6 +1,7 @@
 /* store: postern's shared state behind one interface. Everything a
  * process keeps beyond one request (sessions, rate windows, pushd's
- * accounts, settings) is read and written here and nowhere else: no SQL
+ * accounts, devices' Web Push subscriptions, settings) is read and
+ * written here and nowhere else: no SQL
  * text and no engine call outside state/. One implementation today, on
  * SQLite (store.c opens it and keeps the schema; one file per thing
  * kept). A caller holds an opaque struct store; rows come back through
@@ -11,7 +12,7 @@
 
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_RATE_KEYS_MAX 4
 
 struct store;
@@ -163,4 +164,36 @@ int store_push_modes(struct store *st, store_push_mode_fn *fn, void *ctx);
 int store_push_subs(struct store *st, long long now, long long renew_by,
     long long *all, long long *expired, long long *due);
 
+/* -- devices' Web Push subscriptions (store_webpush.c) --------------------- */
+
+struct store_webpush_row {
+	const char *session, *account, *endpoint;
+	const unsigned char *p256dh, *auth, *sealed;
+	size_t p256dh_len, auth_len, sealed_len;
+	long long created;
+};
+/* Called with one row; its pointers are valid only during the call. The
+ * walk stops at a result other than 0, which the walk returns. */
+typedef int store_webpush_fn(void *ctx, const struct store_webpush_row *row);
+
+/* The session's subscription, replacing the one it had: 0 or -1 (also
+ * when the session is gone). */
+int store_webpush_put(struct store *st, const struct store_webpush_row *row);
+/* The session's subscription to fn: fn's result, 1 when it has none, -1
+ * on error. */
+int store_webpush_get(struct store *st, const char *session,
+    store_webpush_fn *fn, void *ctx);
+/* The subscriptions of account (every account when NULL, by account), to
+ * fn: 0, fn's result, or -1. */
+int store_webpush_list(struct store *st, const char *account,
+    store_webpush_fn *fn, void *ctx);
+/* Deletes the session's subscription; with endpoint, only while it is
+ * still that one (a push service said it is gone, and the device may have
+ * subscribed anew meanwhile). The rows deleted, or -1. */
+int store_webpush_delete(struct store *st, const char *session,
+    const char *endpoint);
+/* The subscriptions stored, or -1. */
+long long store_webpush_count(struct store *st);
+
 #endif
+

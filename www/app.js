@@ -26,6 +26,9 @@ import * as bulk from "./js/bulk.js";
 import * as moveto from "./js/views/moveto.js";
 import * as menu from "./js/views/menu.js";
 import * as alerts from "./js/alerts.js";
+import * as sworker from "./js/sworker.js";
+import * as webpush from "./js/webpush.js";
+import * as notifyView from "./js/views/notify.js";
 import { worthTelling, notices } from "./js/newmail.js";
 import * as filters from "./js/filters.js";
 import * as filterview from "./js/views/filters.js";
@@ -83,6 +86,8 @@ async function signIn(ev) {
 
 async function signOut() {
   live.stop();
+  // The device's push subscription first: postern needs the session to drop it.
+  await webpush.signOut().catch(() => {});
   try { await api.post("/api/auth/logout"); } catch { /* signed out anyway */ }
   leave();
 }
@@ -96,6 +101,8 @@ function leave() {
   if ($("#filters").open) $("#filters").close();
   settings.forget();
   settings.apply();
+  webpush.forget().catch(() => {});
+  sworker.badge(0);
   store.setSession(null);
   show("signin");
   document.title = config.name;
@@ -122,6 +129,8 @@ async function enter(session) {
   live.start(() => { store.refresh(); contacts.refresh(); }, () => { store.resync(); contacts.refresh(); },
     config.features?.push !== false);
   document.body.dataset.ready = "1";
+  // This device's Web Push subscription as its setting says (none asked for).
+  webpush.refresh().catch((e) => console.warn("notifications", e));
   store.loadQuota().catch((e) => console.warn("quota", e));
   // Whether there are filters here, and a vacation reply to show.
   // (None asked where the operator turned them off.)
@@ -204,9 +213,10 @@ async function applySettings() {
   store.setThreads(settings.get("threads"));
   if (i18n.pickLanguage(settings.get("language")) !== lang) {
     lang = await i18n.init(settings.get("language"));
+    sworker.tell(lang);
     i18n.translate();
     helpSheet();
-    if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); paintFilters(); }
+    if (state.session) { paintFolders(); paintToolbar(); paintReader(); list.paint(); paintFilters(); notifyView.paint(); }
     else updateTitle();
   }
 }
@@ -218,8 +228,7 @@ function openSettings(nav = true) {
   for (const k of ["theme", "density", "language", "compose", "afterAction"]) f.elements[k].value = v[k];
   f.elements.threads.checked = !!v.threads;
   f.elements.showImages.checked = !!v.showImages;
-  f.elements.notify.checked = alerts.enabled();
-  $("#notify-blocked").hidden = true;
+  notifyView.open();
   writing.paint($("#settings-writing"));
   $("#settings-error").hidden = true;
   if (!$("#settings").open) $("#settings").showModal();
@@ -299,7 +308,6 @@ async function saveSettings(ev) {
     const w = await writing.read($("#settings-writing"));
     if (w.error) throw new Error(w.error);
     await settings.save({ ...v, ...w.changes });
-    alerts.turn(f.notify.checked);
   } catch (e) {
     $("#settings-error").textContent = t("settings.failed", { reason: e.message });
     $("#settings-error").hidden = false;
@@ -320,12 +328,14 @@ function updateTitle() {
   const where = state.filter ? t("search.results") : cur ? folders.folderName(cur) : "";
   document.title = (n ? `(${i18n.number(n)}) ` : "") + [where, config.name].filter(Boolean).join(" – ");
   alerts.favicon(n);
+  sworker.badge(n);
 }
 
 // New mail while none of the browser's tabs is in view: the tab holding
 // the event stream tells it (one notification, not one per tab).
 function arrived(emails) {
-  if (!alerts.enabled() || !live.holder() || live.anyInView()) return;
+  // A browser with a Web Push subscription hears of it from pushd instead.
+  if (!alerts.enabled() || !live.holder() || live.anyInView() || webpush.state.subscribed) return;
   const inboxId = store.roleBox("inbox")?.id;
   const fresh = worthTelling(emails, { inboxId, own: state.identities.map((i) => i.email) });
   if (fresh.length) alerts.show(notices(fresh, t), openArrived);
@@ -338,13 +348,14 @@ async function openArrived(email) {
   if (email) await openMessage(email.id);
 }
 
-// Asked only when the user turns notifications on (a click, never on load).
-async function notifyChanged(ev) {
-  if (!ev.target.checked) return;
-  const allowed = await alerts.ask();
-  ev.target.checked = allowed;
-  $("#notify-blocked").hidden = allowed;
+// A Web Push notification's click (sw.js): its place, as a link would open it.
+function openPlace(hash) {
+  if (location.hash !== hash) history.pushState(null, "", hash);
+  if (state.session && state.mailboxes.size) goTo(place.parse(hash)).catch(warn);
 }
+
+// A new release waits (sw.js): offered, never forced.
+function offerUpdate() { $("#update").hidden = false; }
 
 async function openFolder(id, nav = true) {
   $("#search").value = "";
@@ -752,8 +763,8 @@ function wire() {
     ? list.clearSelection() : list.selectLoaded()));
   $("#folder-read").addEventListener("click", () => markAllRead());
   addEventListener("popstate", () => { if (state.session && state.mailboxes.size) goTo(place.parse(location.hash)).catch(warn); });
-  $("#settings-form").elements.notify.addEventListener("change", notifyChanged);
-  $("#settings-form").elements.notify.closest("label").hidden = !alerts.supported();
+  notifyView.mount($("#settings-form").elements.notify, $("#notify-status"));
+  $("#update button").addEventListener("click", () => sworker.reload());
   $("#folder-new").addEventListener("click", () => folderedit.create());
   $("#folder-rename").addEventListener("click", () => folderedit.rename());
   $("#folder-delete").addEventListener("click", async () => {
@@ -784,6 +795,10 @@ async function start() {
   } catch { /* shown when signing in fails */ }
   $("#site-name").textContent = config.name;
   document.title = config.name;
+  webpush.configure(config.features);
+  // The worker after the page's own files: its copies compete with nothing.
+  const worker = () => { sworker.start({ onUpdate: offerUpdate, onOpen: openPlace }); sworker.tell(lang); };
+  if (document.readyState === "complete") worker(); else addEventListener("load", worker, { once: true });
   try {
     const s = await api.get("/api/auth/session", { quiet401: true });
     await enter(s);

@@ -74,7 +74,7 @@ test("notifications: asked for from the setting, shown for mail arriving while h
   const icon0 = await page.evaluate(() => document.querySelector("link[rel=icon]").href);
   assert(icon0.startsWith("data:image/png"), `the favicon is drawn: ${icon0.slice(0, 30)}`);
   const dlg = await openSettings(page);
-  const box = dlg.getByRole("checkbox", { name: /Desktop notifications/ });
+  const box = dlg.getByRole("checkbox", { name: "Notifications on this device" });
   await box.check();
   assert(await box.isChecked(), "the permission was granted: the box stays on");
   await dlg.getByRole("button", { name: "Save" }).click();

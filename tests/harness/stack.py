@@ -234,6 +234,8 @@ class Stack:
             "secret_file": os.path.join(self.root, "secret"),
             "log_level": "info",
             "pushd_socket": self.pushd_socket,
+            # Web Push's VAPID key pair: made by pushd on its first start.
+            "webpush_key_file": os.path.join(self.root, "vapid.pem"),
         }
         if self.cyrus and self.cyrus.sieve_port:
             # The filters' ManageSieve: Cyrus's timsieved, on its own port.

@@ -133,7 +133,7 @@ def checks(t, s, root):
     reach(t, s, root)
     code, out, _ = admin(conf, "init")
     t.eq(code, 0, "init over an existing state")
-    t.ok(out.count(": kept") == 2, "init keeps the secret and the database", out)
+    t.ok(out.count(": kept") == 3, "init keeps the secret, the database and the VAPID key", out)
 
     a1, a2, b = signed_in(s, ALICE), signed_in(s, ALICE), signed_in(s, BOB)
     code, out, _ = admin(conf, "sessions")
@@ -185,12 +185,12 @@ def checks(t, s, root):
     empty = os.path.join(root, "empty.conf")
     with open(empty, "w") as f:
         f.write(f"upstream = {s.cyrus.base_url}\nstate_db = {root}/none/state.db\n"
-                f"secret_file = {root}/none/secret\n")
+                f"secret_file = {root}/none/secret\nwebpush_key_file = {root}/none/vapid.pem\n")
     code, _, err = admin(empty, "sessions")
     t.ok(code == 1 and "postern-admin init" in err, "sessions without a state says run init", err)
     t.ok(not os.path.exists(os.path.join(root, "none")), "and creates nothing")
     code, out, _ = admin(empty, "init")
-    t.ok(code == 0 and out.count(": created") == 2, "init creates the state", out)
+    t.ok(code == 0 and out.count(": created") == 3, "init creates the state and the VAPID key", out)
     t.eq(oct(os.stat(os.path.join(root, "none", "secret")).st_mode & 0o777), "0o600",
          "the new secret is 0600")
     t.eq(admin(empty, "check")[0], 0, "check passes after init")

@@ -58,6 +58,10 @@ tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_webpush
 tests_unit_test_webpush_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_webpush_LDADD = pushd/libpushd.a $(UNIT_LIBS)
+# What a notification says; which push services are allowed.
+UNIT_TESTS += tests/unit/test_wpmail
+tests_unit_test_wpmail_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
+tests_unit_test_wpmail_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # Fuzz targets (tests/fuzz/README.md): each replays its corpus as a TAP
 # test in make check; with --enable-fuzzing they are libFuzzer programs,
 # built by make and not run.

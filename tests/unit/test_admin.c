@@ -391,15 +391,20 @@ static void test_init(void **state)
 	snprintf(path, sizeof(path), "%s/postern.conf", t->dir);
 	assert_non_null(f = fopen(path, "w"));
 	snprintf(conf, sizeof(conf), "upstream = http://127.0.0.1:9\n"
-	    "state_db = %s/lib/state.db\nsecret_file = %s/lib/secret\n",
-	    t->dir, t->dir);
+	    "state_db = %s/lib/state.db\nsecret_file = %s/lib/secret\n"
+	    "webpush_key_file = %s/lib/vapid.pem\n", t->dir, t->dir, t->dir);
 	fputs(conf, f);
 	fclose(f);
 	mem_open(&m);
 	assert_int_equal(admin_init(path, m.f, err, sizeof(err)), 0);
 	assert_non_null(strstr(mem_text(&m), "created folder"));
 	assert_non_null(strstr(mem_text(&m), "secret: created"));
+	assert_non_null(strstr(mem_text(&m), "vapid.pem: created"));
 	mem_close(&m);
+	/* The VAPID key pair: private to its owner, like the secret. */
+	snprintf(db, sizeof(db), "%s/lib/vapid.pem", t->dir);
+	assert_int_equal(stat(db, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
 	snprintf(db, sizeof(db), "%s/lib", t->dir);
 	assert_int_equal(stat(db, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);

@@ -1204,7 +1204,8 @@ static const struct {
 	const char *text;
 } sent[] = {
 	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
-	{ 206, "Partial Content" }, { 400, "Bad Request" },
+	{ 204, "No Content" }, { 206, "Partial Content" },
+	{ 400, "Bad Request" },
 	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
 	{ 405, "Method Not Allowed" }, { 413, "Content Too Large" },
 	{ 414, "URI Too Long" },

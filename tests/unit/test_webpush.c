@@ -20,6 +20,7 @@
 #include <openssl/pem.h>
 
 #include "seal.h"
+#include "vapid.h"
 #include "webpush.h"
 
 /* RFC 8291 Appendix A, its line breaks removed. */
@@ -197,7 +198,7 @@ static void round_trip(size_t n)
 {
 	static unsigned char p[WEBPUSH_MAX_PLAINTEXT], got[4096];
 	unsigned char auth[16], ua_pub[65];
-	EVP_PKEY *ua = webpush_key_new();
+	EVP_PKEY *ua = vapid_key_new();
 	struct buf one, two;
 
 	assert_non_null(ua);
@@ -386,7 +387,7 @@ static void test_vapid(void **state)
 {
 	unsigned char sig[64], pub[65], mine[65];
 	char *h, *c, *s, *k, *v;
-	EVP_PKEY *key = webpush_key_new();
+	EVP_PKEY *key = vapid_key_new();
 	json_object *hdr, *claims, *exp;
 	struct buf out;
 
@@ -425,7 +426,7 @@ static void test_vapid(void **state)
 
 static void test_vapid_refused(void **state)
 {
-	EVP_PKEY *key = webpush_key_new();
+	EVP_PKEY *key = vapid_key_new();
 	const char *ep = "https://push.example.net/x";
 	const char *sub = "https://example.org/contact";
 	struct buf out;
@@ -452,32 +453,32 @@ static void test_key_file(void **state)
 {
 	char dir[] = "webpush-XXXXXX", path[64];
 	unsigned char a[65], b[65];
-	EVP_PKEY *key = webpush_key_new(), *back;
+	EVP_PKEY *key = vapid_key_new(), *back;
 	struct stat st;
 	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/vapid.pem", dir);
-	assert_int_equal(webpush_key_write(key, path), 0);
+	assert_int_equal(vapid_key_write(key, path), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	/* Never over an existing key. */
-	assert_int_equal(webpush_key_write(key, path), -1);
-	assert_non_null(back = webpush_key_read(path));
+	assert_int_equal(vapid_key_write(key, path), -1);
+	assert_non_null(back = vapid_key_read(path));
 	point_of(key, a);
 	point_of(back, b);
 	assert_memory_equal(a, b, 65);
-	assert_null(webpush_key_read(dir));
+	assert_null(vapid_key_read(dir));
 	unlink(path);
 	/* A key on another curve is refused, on reading and on writing. */
 	EVP_PKEY_free(back);
 	assert_non_null(back = EVP_EC_gen("secp384r1"));
-	assert_int_equal(webpush_key_write(back, path), -1);
+	assert_int_equal(vapid_key_write(back, path), -1);
 	assert_non_null(f = fopen(path, "w"));
 	assert_int_equal(PEM_write_PrivateKey(f, back, NULL, NULL, 0, NULL,
 	    NULL), 1);
 	assert_int_equal(fclose(f), 0);
-	assert_null(webpush_key_read(path));
+	assert_null(vapid_key_read(path));
 	EVP_PKEY_free(back);
 	EVP_PKEY_free(key);
 	unlink(path);

@@ -48,13 +48,21 @@ export async function fromAll(key) {
 }
 
 // t("key", {n: 3}) — a key with .one/.other variants is chosen by n.
-export function t(key, vars = {}) {
+export const t = (key, vars = {}) => lookup(cat, fallback, plural, key, vars);
+
+// A t() over catalogues given (the service worker's: it has no page to init).
+export function translator(c, f, loc) {
+  const rules = new Intl.PluralRules(loc);
+  return (key, vars = {}) => lookup(c, f || c, rules, key, vars);
+}
+
+function lookup(c, f, rules, key, vars) {
   let s;
   if (typeof vars.n === "number") {
-    const k = `${key}.${plural.select(vars.n)}`;
-    s = cat[k] ?? cat[`${key}.other`] ?? fallback[k] ?? fallback[`${key}.other`];
+    const k = `${key}.${rules.select(vars.n)}`;
+    s = c[k] ?? c[`${key}.other`] ?? f[k] ?? f[`${key}.other`];
   }
-  s = s ?? cat[key] ?? fallback[key] ?? key;
+  s = s ?? c[key] ?? f[key] ?? key;
   return s.replace(/\{(\w+)\}/g, (m, v) => (v in vars ? String(vars[v]) : m));
 }
 

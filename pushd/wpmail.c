@@ -1,0 +1,386 @@
+#include "wpmail.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "acct.h"
+#include "js.h"
+#include "log.h"
+#include "pushd.h"
+#include "store.h"
+#include "wpsend.h"
+#include "wpwatch.h"
+
+/* A lookup's answer: 50 new mails' heads and the mailboxes fit well. */
+#define LOOK_RESP_MAX (1024 * 1024)
+#define LOOK_MAX_CHANGES 50
+#define SUBJECT_MAX 200        /* of the notification, in bytes */
+
+struct wp_mail {
+	struct acct *a;
+	struct pushd *pd;
+	struct mc_job job;             /* the lookup in flight */
+	struct buf resp;
+	char *since;                   /* the state to look from, or NULL */
+	uint8_t again;                 /* a change came while one ran */
+	struct ev_timer look;          /* 0 ms: the lookup starts */
+	struct ev_timer hold;          /* the window ends: the push goes */
+	uint64_t last_sent;            /* ev ms of the account's last push */
+	unsigned count;                /* new mails gathered since */
+	json_object *newest;           /* the newest one's payload */
+};
+
+static void look_start(struct wp_mail *m);
+
+static int mail_alive(const struct wp_mail *m)
+{
+	return !m->a->dead && m->a->wpm == m;
+}
+
+/* -- reading an answer (pure) ---------------------------------------------- */
+
+/* The arguments of the response tagged tag, or NULL. */
+static json_object *response(json_object *root, const char *tag)
+{
+	json_object *resps, *r;
+	size_t i;
+
+	if (!json_object_object_get_ex(root, "methodResponses", &resps) ||
+	    !json_object_is_type(resps, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(resps); i++) {
+		r = json_object_array_get_idx(resps, i);
+		if (json_object_is_type(r, json_type_array) &&
+		    json_object_array_length(r) == 3 &&
+		    json_object_is_type(json_object_array_get_idx(r, 0), json_type_string) &&
+		    strchr(json_object_get_string(json_object_array_get_idx(r, 0)), '/') &&
+		    json_object_is_type(json_object_array_get_idx(r, 2), json_type_string) &&
+		    !strcmp(json_object_get_string(json_object_array_get_idx(r, 2)), tag) &&
+		    json_object_is_type(json_object_array_get_idx(r, 1), json_type_object))
+			return json_object_array_get_idx(r, 1);
+	}
+	return NULL;
+}
+
+/* The Inbox among the mailboxes: its entry, or NULL. */
+static json_object *inbox_of(json_object *mailboxes)
+{
+	json_object *list, *mb;
+	const char *role;
+	size_t i;
+
+	if (!mailboxes || !json_object_object_get_ex(mailboxes, "list", &list) ||
+	    !json_object_is_type(list, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		mb = json_object_array_get_idx(list, i);
+		if ((role = js_str(mb, "role")) && !strcmp(role, "inbox") &&
+		    js_str(mb, "id"))
+			return mb;
+	}
+	return NULL;
+}
+
+/* Whether email is unread and in the mailbox with id inbox. */
+static int new_in(json_object *email, const char *inbox)
+{
+	json_object *ids, *kw, *v;
+
+	if (!json_object_object_get_ex(email, "mailboxIds", &ids) ||
+	    !json_object_object_get_ex(ids, inbox, &v) || !json_object_get_boolean(v))
+		return 0;
+	return !(json_object_object_get_ex(email, "keywords", &kw) &&
+	    json_object_object_get_ex(kw, "$seen", &v) && json_object_get_boolean(v));
+}
+
+/* A string cut to at most max bytes on a UTF-8 boundary. */
+static json_object *cut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return json_object_new_string(s);
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return json_object_new_string_len(s, (int)max);
+}
+
+/* The notification of email, found in the Inbox inbox. */
+static json_object *payload_of(json_object *email, json_object *inbox)
+{
+	json_object *p = json_object_new_object(), *from = json_object_new_object();
+	json_object *list, *first = NULL;
+	const char *v;
+
+	if (json_object_object_get_ex(email, "from", &list) &&
+	    json_object_is_type(list, json_type_array) &&
+	    json_object_array_length(list) > 0)
+		first = json_object_array_get_idx(list, 0);
+	json_object_object_add(from, "name", cut((v = js_str(first, "name")) ? v : "", SUBJECT_MAX));
+	json_object_object_add(from, "email", cut((v = js_str(first, "email")) ? v : "", SUBJECT_MAX));
+	json_object_object_add(p, "v", json_object_new_int(1));
+	json_object_object_add(p, "from", from);
+	json_object_object_add(p, "subject", cut((v = js_str(email, "subject")) ? v : "", SUBJECT_MAX));
+	json_object_object_add(p, "folder", cut((v = js_str(inbox, "name")) ? v : "Inbox", SUBJECT_MAX));
+	json_object_object_add(p, "role", json_object_new_string("inbox"));
+	json_object_object_add(p, "mailboxId", json_object_new_string(js_str(inbox, "id")));
+	json_object_object_add(p, "emailId", json_object_new_string((v = js_str(email, "id")) ? v : ""));
+	json_object_object_add(p, "threadId", json_object_new_string((v = js_str(email, "threadId")) ? v : ""));
+	return p;
+}
+
+/* The unread count of the Inbox, or NULL when it is not given. */
+static json_object *unread_of(json_object *inbox)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(inbox, "unreadEmails", &v) &&
+	    json_object_is_type(v, json_type_int) ?
+	    json_object_new_int64(json_object_get_int64(v)) : NULL;
+}
+
+int wp_mail_read(json_object *root, json_object **payload, unsigned *count,
+    char **newstate, int *more)
+{
+	json_object *changes = response(root, "c"), *got = response(root, "g");
+	json_object *inbox = inbox_of(response(root, "m")), *list, *e, *v;
+	const char *st, *when, *newest_when = NULL;
+	size_t i;
+
+	*payload = NULL;
+	*count = 0;
+	*newstate = NULL;
+	*more = 0;
+	if (changes == NULL || (st = js_str(changes, "newState")) == NULL)
+		return -1;
+	*newstate = strdup(st);
+	*more = json_object_object_get_ex(changes, "hasMoreChanges", &v) &&
+	    json_object_get_boolean(v);
+	if (got == NULL || inbox == NULL ||
+	    !json_object_object_get_ex(got, "list", &list) ||
+	    !json_object_is_type(list, json_type_array))
+		return 0;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		e = json_object_array_get_idx(list, i);
+		if (!new_in(e, js_str(inbox, "id")))
+			continue;
+		(*count)++;
+		when = js_str(e, "receivedAt");
+		if (*payload == NULL || (when && newest_when &&
+		    strcmp(when, newest_when) > 0)) {
+			json_object_put(*payload);
+			*payload = payload_of(e, inbox);
+			newest_when = when;
+		}
+	}
+	if (*payload)
+		json_object_object_add(*payload, "unread", unread_of(inbox));
+	return 0;
+}
+
+/* -- the lookup ------------------------------------------------------------ */
+
+static json_object *call(const char *name, json_object *args, const char *tag)
+{
+	json_object *c = json_object_new_array();
+
+	json_object_array_add(c, json_object_new_string(name));
+	json_object_array_add(c, args);
+	json_object_array_add(c, json_object_new_string(tag));
+	return c;
+}
+
+static json_object *strings(const char *const *v, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+/* The lookup: what Email/changes names as created since the state, its
+ * heads, and the mailboxes (the Inbox's id, name and unread count). */
+static char *look_body(const struct acct *a, const char *since)
+{
+	static const char *const using[] = { "urn:ietf:params:jmap:core",
+	    "urn:ietf:params:jmap:mail" };
+	static const char *const props[] = { "id", "threadId", "mailboxIds",
+	    "keywords", "from", "subject", "receivedAt" };
+	static const char *const mprops[] = { "id", "name", "role",
+	    "unreadEmails" };
+	json_object *o = json_object_new_object(), *calls, *args, *ids;
+	char *out;
+
+	json_object_object_add(o, "using", strings(using, 2));
+	calls = json_object_new_array();
+	args = json_object_new_object();
+	json_object_object_add(args, "accountId", json_object_new_string(a->jmap_id));
+	json_object_object_add(args, "sinceState", json_object_new_string(since));
+	json_object_object_add(args, "maxChanges", json_object_new_int(LOOK_MAX_CHANGES));
+	json_object_array_add(calls, call("Email/changes", args, "c"));
+	args = json_object_new_object();
+	ids = json_object_new_object();
+	json_object_object_add(ids, "resultOf", json_object_new_string("c"));
+	json_object_object_add(ids, "name", json_object_new_string("Email/changes"));
+	json_object_object_add(ids, "path", json_object_new_string("/created"));
+	json_object_object_add(args, "accountId", json_object_new_string(a->jmap_id));
+	json_object_object_add(args, "#ids", ids);
+	json_object_object_add(args, "properties", strings(props, 7));
+	json_object_array_add(calls, call("Email/get", args, "g"));
+	args = json_object_new_object();
+	json_object_object_add(args, "accountId", json_object_new_string(a->jmap_id));
+	json_object_object_add(args, "properties", strings(mprops, 4));
+	json_object_array_add(calls, call("Mailbox/get", args, "m"));
+	json_object_object_add(o, "methodCalls", calls);
+	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return out;
+}
+
+/* The push of what was gathered, to each subscription of the account
+ * whose browser has no tab in view. */
+static void mail_flush(struct wp_mail *m)
+{
+	json_object *p = m->newest;
+	const char *text;
+
+	m->newest = NULL;
+	json_object_object_add(p, "count", json_object_new_int((int)m->count));
+	m->count = 0;
+	m->last_sent = m->pd->ev.now;
+	text = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN);
+	if (text)
+		wp_send_account(m->a, text);
+	json_object_put(p);
+}
+
+static void mail_on_hold(struct ev *ev, struct ev_timer *t)
+{
+	struct wp_mail *m = container_of(t, struct wp_mail, hold);
+
+	if (m->newest)
+		mail_flush(m);
+}
+
+/* New mail gathered: it goes at once when the window since the last push
+ * has passed, else when it does. */
+static void mail_gather(struct wp_mail *m, json_object *payload, unsigned n)
+{
+	uint64_t window = (uint64_t)m->pd->app.cfg.webpush_coalesce * 1000;
+	uint64_t now = m->pd->ev.now;
+
+	json_object_put(m->newest);
+	m->newest = payload;
+	m->count += n;
+	if (ev_timer_armed(&m->hold))
+		return;
+	ev_timer_set(&m->pd->ev, &m->hold, m->last_sent == 0 ||
+	    now >= m->last_sent + window ? 0 : m->last_sent + window - now);
+}
+
+static void look_done(struct mc_job *job, CURLcode rc, long status)
+{
+	struct wp_mail *m = container_of(job, struct wp_mail, job);
+	json_object *root = NULL, *payload = NULL;
+	char *newstate = NULL;
+	unsigned n = 0;
+	int more = 0;
+
+	if (!mail_alive(m))
+		return;
+	if (rc == CURLE_OK && status == 200 && m->resp.len &&
+	    (root = js_parse(m->resp.data, m->resp.len)) != NULL)
+		wp_mail_read(root, &payload, &n, &newstate, &more);
+	json_object_put(root);
+	buf_free(&m->resp);
+	free(m->since);
+	/* Without a new state (an error, cannotCalculateChanges) the next
+	 * change looks from its own state before: nothing is sent twice. */
+	m->since = newstate;
+	if (payload)
+		mail_gather(m, payload, n);
+	else if (rc != CURLE_OK || status != 200)
+		log_info("webpush: a new-mail lookup failed (HTTP %ld)", status);
+	if ((m->again || more) && m->since)
+		ev_timer_set(&m->pd->ev, &m->look, 0);
+	m->again = 0;
+}
+
+static void look_start(struct wp_mail *m)
+{
+	char *body;
+
+	if (m->since == NULL || m->job.easy)
+		return;
+	body = look_body(m->a, m->since);
+	m->job.done = look_done;
+	buf_reset(&m->resp);
+	if (body == NULL || acct_call(m->a, &m->job, body, &m->resp) == -1)
+		log_err("webpush: cannot ask for new mail");
+	free(body);
+}
+
+static void look_on_timer(struct ev *ev, struct ev_timer *t)
+{
+	look_start(container_of(t, struct wp_mail, look));
+}
+
+static struct wp_mail *mail_get(struct acct *a)
+{
+	struct wp_mail *m = a->wpm;
+
+	if (m == NULL && (m = calloc(1, sizeof(*m))) != NULL) {
+		m->a = a;
+		m->pd = a->pd;
+		ev_timer_init(&m->look, look_on_timer);
+		ev_timer_init(&m->hold, mail_on_hold);
+		buf_init(&m->resp, LOOK_RESP_MAX);
+		a->wpm = m;
+	}
+	return m;
+}
+
+void wp_mail_changed(struct acct *a, const char *since)
+{
+	struct wp_mail *m;
+
+	if (since == NULL || (m = mail_get(a)) == NULL)
+		return;
+	if (m->job.easy)
+		m->again = 1;
+	if (m->since == NULL && (m->since = strdup(since)) == NULL)
+		return;
+	/* From the loop: this may run inside a libcurl callback (a relayed
+	 * event stream's bytes), where no transfer may start. */
+	if (!m->job.easy)
+		ev_timer_set(&m->pd->ev, &m->look, 0);
+}
+
+static void mail_free(void *v)
+{
+	struct wp_mail *m = v;
+
+	mc_cancel(m->pd, &m->job);
+	buf_free(&m->resp);
+	free(m->since);
+	json_object_put(m->newest);
+	free(m);
+}
+
+void wp_mail_end(struct acct *a)
+{
+	struct wp_mail *m = a->wpm;
+
+	if (m == NULL)
+		return;
+	a->wpm = NULL;
+	ev_timer_stop(&m->pd->ev, &m->look);
+	ev_timer_stop(&m->pd->ev, &m->hold);
+	if (!m->pd->in_curl)
+		mc_cancel(m->pd, &m->job);
+	ev_defer(&m->pd->ev, mail_free, m);
+}

@@ -1,0 +1,216 @@
+#include "wpwatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "pushd.h"
+#include "seal.h"
+#include "sess.h"
+#include "store.h"
+
+#define SEAL_INFO "postern webpush v1"
+#define SEALED_MAX 8192
+
+/* The sealing key of session id's row: the server secret's, apart for
+ * each session. */
+static int wp_key(struct pushd *pd, const char *sess_id,
+    unsigned char key[SEAL_KEY_LEN])
+{
+	return seal_hkdf(pd->app.secret, APP_SECRET_LEN, sess_id,
+	    strlen(sess_id), SEAL_INFO, strlen(SEAL_INFO), key, SEAL_KEY_LEN);
+}
+
+/* The sealed part: the fields NUL-separated, so that they can be wiped
+ * (a password is among them). */
+enum { F_USER, F_PASS, F_JMAP, F_API, F_EVENT, F_CREATED, NFIELDS };
+
+int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
+    struct buf *out)
+{
+	unsigned char key[SEAL_KEY_LEN];
+	struct buf plain;
+	int rc = -1;
+
+	buf_init(&plain, SEALED_MAX);
+	if (buf_puts(&plain, s->user) == 0 && buf_putc(&plain, '\0') == 0 &&
+	    buf_puts(&plain, s->pass) == 0 && buf_putc(&plain, '\0') == 0 &&
+	    buf_puts(&plain, jmap_id) == 0 && buf_putc(&plain, '\0') == 0 &&
+	    buf_puts(&plain, s->api_url) == 0 && buf_putc(&plain, '\0') == 0 &&
+	    buf_puts(&plain, s->event_url) == 0 && buf_putc(&plain, '\0') == 0 &&
+	    buf_printf(&plain, "%lld", s->created) == 0 &&
+	    wp_key(pd, s->id, key) == 0)
+		rc = seal_encrypt(key, s->account, strlen(s->account), plain.data,
+		    plain.len, out);
+	seal_wipe(key, sizeof(key));
+	buf_wipe_free(&plain);
+	return rc;
+}
+
+/* The row's sealed part opened into plain, its fields into f: 0 or -1. */
+static int wp_unseal(struct pushd *pd, const struct store_webpush_row *row,
+    struct buf *plain, char *f[NFIELDS])
+{
+	unsigned char key[SEAL_KEY_LEN];
+	char *p, *end;
+	int i, rc = -1;
+
+	if (wp_key(pd, row->session, key) == 0 && seal_decrypt(key,
+	    row->account, strlen(row->account), row->sealed, row->sealed_len,
+	    plain) == 0 && buf_putc(plain, '\0') == 0) {
+		p = plain->data;
+		end = plain->data + plain->len - 1;
+		for (i = 0; i < NFIELDS && p < end; i++, p += strlen(p) + 1)
+			f[i] = p;
+		rc = i == NFIELDS ? 0 : -1;
+	}
+	seal_wipe(key, sizeof(key));
+	return rc;
+}
+
+/* -- the watch as a tab ---------------------------------------------------- */
+
+/* A watch has no stream: the account's events pass it by. */
+static int watch_send(struct acct_tab *t, const char *frame, size_t n)
+{
+	(void)t;
+	(void)frame;
+	(void)n;
+	return 0;
+}
+
+static void watch_free(void *p)
+{
+	free(p);
+}
+
+static void watch_unlink(struct pushd *pd, struct wp_watch *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		pd->watches = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+}
+
+/* The account ends it: its session ended (signed out, expired, revoked,
+ * refused), or nothing vouches for it. A session that is gone takes its
+ * subscription with it (the database does, when the row goes; an expired
+ * one that is still there is deleted here). */
+static void watch_end(struct acct_tab *t)
+{
+	struct wp_watch *w = container_of(t, struct wp_watch, at);
+	struct pushd *pd = t->acct->pd;
+	long long verified;
+
+	if (t->dead)
+		return;
+	t->dead = 1;
+	watch_unlink(pd, w);
+	if (!pd->stopping && sess_state(&pd->app, t->sess_id, time(NULL),
+	    &verified) == 0)
+		store_webpush_delete(pd->app.store, t->sess_id, NULL);
+	acct_detach(t);
+	ev_defer(&pd->ev, watch_free, w);
+}
+
+static const struct acct_tab_ops watch_ops = { watch_send, watch_end };
+
+/* -- making one from a row ------------------------------------------------- */
+
+/* The session the row stands for, from its opened fields. */
+static int watch_sess(const struct store_webpush_row *row, char *f[NFIELDS],
+    struct sess *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (strlen(row->session) != SESS_ID_LEN ||
+	    strlen(row->account) != APP_KEY_HEX)
+		return -1;
+	memcpy(s->id, row->session, SESS_ID_LEN + 1);
+	memcpy(s->account, row->account, APP_KEY_HEX + 1);
+	s->user = f[F_USER];
+	s->pass = f[F_PASS];
+	s->api_url = f[F_API];
+	s->event_url = f[F_EVENT];
+	s->created = strtoll(f[F_CREATED], NULL, 10);
+	return 0;
+}
+
+static int watch_start(struct pushd *pd, const struct store_webpush_row *row,
+    char *f[NFIELDS])
+{
+	struct wp_watch *w;
+	struct sess s;
+
+	if (watch_sess(row, f, &s) == -1 || (w = calloc(1, sizeof(*w))) == NULL)
+		return -1;
+	w->at.ops = &watch_ops;
+	w->at.watch = 1;
+	w->at.types = 1u << ACCT_EMAIL;
+	memcpy(w->at.sess_id, s.id, sizeof(w->at.sess_id));
+	if (acct_attach_as(pd, &s, f[F_JMAP], &w->at) == -1) {
+		free(w);
+		return -1;
+	}
+	w->next = pd->watches;
+	if (w->next)
+		w->next->prev = w;
+	pd->watches = w;
+	return 0;
+}
+
+int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
+{
+	char *f[NFIELDS];
+	struct buf plain;
+	int rc = -1;
+
+	wp_watch_end(pd, row->session);
+	buf_init(&plain, SEALED_MAX);
+	if (wp_unseal(pd, row, &plain, f) == -1) {
+		log_warn("webpush: a subscription that does not open under this "
+		    "secret (dropped)");
+		store_webpush_delete(pd->app.store, row->session, NULL);
+	} else if ((rc = watch_start(pd, row, f)) == -1)
+		log_warn("webpush: cannot follow a subscription's account");
+	buf_wipe_free(&plain);
+	return rc;
+}
+
+static int startup_row(void *ctx, const struct store_webpush_row *row)
+{
+	wp_watch_row(ctx, row);
+	return 0;
+}
+
+void wp_watch_startup(struct pushd *pd)
+{
+	if (pd->wp_key)
+		store_webpush_list(pd->app.store, NULL, startup_row, pd);
+}
+
+struct wp_watch *wp_watch_find(struct pushd *pd, const char *sess_id)
+{
+	struct wp_watch *w;
+
+	for (w = pd->watches; w; w = w->next)
+		if (!strcmp(w->at.sess_id, sess_id))
+			return w;
+	return NULL;
+}
+
+void wp_watch_end(struct pushd *pd, const char *sess_id)
+{
+	struct wp_watch *w = wp_watch_find(pd, sess_id);
+
+	if (w)
+		watch_end(&w->at);
+}
+
+void wp_watch_shutdown(struct pushd *pd)
+{
+	while (pd->watches)
+		watch_end(&pd->watches->at);
+}

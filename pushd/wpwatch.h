@@ -1,0 +1,44 @@
+/* wpwatch: a device's Web Push subscription keeping its account followed
+ * with every tab closed. A watch is a tab of the account with no stream
+ * (acct_tab.watch): the account core keeps its channel and credentials
+ * for it as for a tab, checks its session as a tab's, and ends it with
+ * the session. Its credentials come from the subscription's row, sealed
+ * under the server secret when the device subscribed (conf/schema.sql
+ * says why). (Lifetime: pushd.h.) */
+#ifndef POSTERN_WPWATCH_H
+#define POSTERN_WPWATCH_H
+
+#include <stdint.h>
+
+#include "acct.h"
+#include "buf.h"
+
+struct pushd;
+struct sess;
+struct store_webpush_row;
+
+struct wp_watch {
+	struct acct_tab at;
+	struct wp_watch *next, *prev;    /* pd->watches */
+	uint64_t backoff_until;          /* ev ms: no push before this */
+	uint32_t backoff_s;              /* the last wait; doubles */
+	uint8_t in_flight;               /* a push of it is out */
+};
+
+/* What a watch of session s needs, sealed for its row into out (jmap_id:
+ * its primary mail account): 0 or -1. */
+int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
+    struct buf *out);
+/* A watch for a stored subscription, replacing the session's: 0, or -1
+ * (the row cannot be opened, or its account not followed). */
+int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row);
+/* A watch for every stored subscription (start-up). */
+void wp_watch_startup(struct pushd *pd);
+/* The watch of session id, or NULL. */
+struct wp_watch *wp_watch_find(struct pushd *pd, const char *sess_id);
+/* Ends the watch of session id, if any. */
+void wp_watch_end(struct pushd *pd, const char *sess_id);
+/* Ends every watch (at shutdown, with the tabs). */
+void wp_watch_shutdown(struct pushd *pd);
+
+#endif
