@@ -512,6 +512,10 @@ void acct_detach(struct acct_tab *t)
 	if (t->visible)
 		a->nvisible--;
 	a->nwatch -= t->watch;
+	/* The last watch: what it gathered, and the state it looked from,
+	 * go; a watch later starts from its own first change. */
+	if (t->watch && a->nwatch == 0)
+		wp_mail_end(a);
 	if (--a->ntabs == 0)
 		acct_idle(a);
 	else

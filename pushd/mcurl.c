@@ -174,6 +174,10 @@ static CURL *mc_push_easy(struct pushd *pd, const struct mc_req *rq)
 	if (curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
 	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
 	    curl_easy_setopt(e, CURLOPT_PROXY, "") ||
+	    /* A connection of its own: one kept from a JMAP call would skip
+	     * push_socket's check of the address. */
+	    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) ||
 	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, c->webpush_timeout) ||
 	    curl_easy_setopt(e, CURLOPT_TIMEOUT, c->webpush_timeout) ||
 	    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) ||

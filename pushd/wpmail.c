@@ -286,7 +286,7 @@ static void look_done(struct mc_job *job, CURLcode rc, long status)
 {
 	struct wp_mail *m = container_of(job, struct wp_mail, job);
 	json_object *root = NULL, *payload = NULL;
-	char *newstate = NULL;
+	char *newstate = NULL, *since;
 	unsigned n = 0;
 	int more = 0;
 
@@ -297,7 +297,7 @@ static void look_done(struct mc_job *job, CURLcode rc, long status)
 		wp_mail_read(root, &payload, &n, &newstate, &more);
 	json_object_put(root);
 	buf_free(&m->resp);
-	free(m->since);
+	since = m->since;
 	/* Without a new state (an error, cannotCalculateChanges) the next
 	 * change looks from its own state before: nothing is sent twice. */
 	m->since = newstate;
@@ -305,8 +305,11 @@ static void look_done(struct mc_job *job, CURLcode rc, long status)
 		mail_gather(m, payload, n);
 	else if (rc != CURLE_OK || status != 200)
 		log_info("webpush: a new-mail lookup failed (HTTP %ld)", status);
-	if ((m->again || more) && m->since)
+	/* A server that names the same state with more changes would loop. */
+	if ((m->again || more) && m->since && !(more && !m->again && since &&
+	    !strcmp(since, m->since)))
 		ev_timer_set(&m->pd->ev, &m->look, 0);
+	free(since);
 	m->again = 0;
 }
 

@@ -133,8 +133,9 @@ static void push_done(struct mc_job *job, CURLcode rc, long status)
 		pd->wp_gone++;
 		log_info("webpush: the push service says a subscription is gone "
 		    "(HTTP %ld): deleted", status);
-		store_webpush_delete(pd->app.store, p->sess_id, p->endpoint);
-		wp_watch_end(pd, p->sess_id);
+		/* A device that subscribed anew meanwhile keeps its watch. */
+		if (store_webpush_delete(pd->app.store, p->sess_id, p->endpoint) > 0)
+			wp_watch_end(pd, p->sess_id);
 	} else {
 		pd->wp_failed++;
 		log_info("webpush: a push failed (%s, HTTP %ld)", rc == CURLE_OK ?

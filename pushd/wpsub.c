@@ -110,6 +110,42 @@ static int sub_read(struct req *r, json_object *o, struct sub_in *in)
 	return ok ? 0 : -1;
 }
 
+/* Other sessions that hold the same endpoint: the same browser, where
+ * someone else signed in before and never signed out. */
+#define OTHERS_MAX 16
+struct others {
+	const char *endpoint, *session;
+	char ids[OTHERS_MAX][SESS_ID_LEN + 1];
+	int n;
+};
+
+static int other_row(void *ctx, const struct store_webpush_row *row)
+{
+	struct others *o = ctx;
+
+	if (!strcmp(row->endpoint, o->endpoint) && strcmp(row->session,
+	    o->session) && strlen(row->session) == SESS_ID_LEN)
+		memcpy(o->ids[o->n++], row->session, SESS_ID_LEN + 1);
+	return o->n == OTHERS_MAX;
+}
+
+/* A browser has one push subscription: a new session's takes it over, so
+ * that the mail of the one before is never shown to the one after. */
+static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
+{
+	struct others o = { .endpoint = endpoint, .session = r->sess->id };
+	int i;
+
+	if (store_webpush_list(r->app->store, NULL, other_row, &o) == -1)
+		return -1;
+	for (i = 0; i < o.n; i++) {
+		wp_watch_end(pd, o.ids[i]);
+		if (store_webpush_delete(r->app->store, o.ids[i], endpoint) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int sub_store(struct req *r, struct pushd *pd, const struct sub_in *in,
     const char *jmap_id)
 {
@@ -124,7 +160,8 @@ static int sub_store(struct req *r, struct pushd *pd, const struct sub_in *in,
 	int rc = -1;
 
 	buf_init(&sealed, SEALED_MAX);
-	if (wp_seal(pd, r->sess, jmap_id, &sealed) == 0) {
+	if (take_over(r, pd, in->endpoint) == 0 &&
+	    wp_seal(pd, r->sess, jmap_id, &sealed) == 0) {
 		row.sealed = (const unsigned char *)sealed.data;
 		row.sealed_len = sealed.len;
 		if ((rc = store_webpush_put(r->app->store, &row)) == 0)
