@@ -97,6 +97,7 @@ struct pushd {
 	struct wp_watch *watches;
 	struct wp_push *wp_pushes;     /* out now */
 	unsigned wp_out;
+	unsigned wp_queued;            /* watches with a payload waiting */
 	unsigned long long wp_sent, wp_failed, wp_gone, wp_skipped;
 };
 

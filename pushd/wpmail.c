@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -9,6 +10,7 @@
 #include "js.h"
 #include "log.h"
 #include "pushd.h"
+#include "settings.h"
 #include "store.h"
 #include "wpsend.h"
 #include "wpwatch.h"
@@ -16,7 +18,10 @@
 /* A lookup's answer: 50 new mails' heads and the mailboxes fit well. */
 #define LOOK_RESP_MAX (1024 * 1024)
 #define LOOK_MAX_CHANGES 50
-#define SUBJECT_MAX 200        /* of the notification, in bytes */
+/* A name, address, subject or folder name in a notification, in bytes:
+ * what one shows, and four such fields escaped stay far below a push's
+ * 3993 bytes (json-c writes a control character as 6). */
+#define FIELD_MAX 150
 
 struct wp_mail {
 	struct acct *a;
@@ -64,7 +69,47 @@ static json_object *response(json_object *root, const char *tag)
 	return NULL;
 }
 
-/* The Inbox among the mailboxes: its entry, or NULL. */
+/* Whether mailbox mb is one that notifies: among folders, or the Inbox
+ * when folders is NULL. */
+static int chosen(json_object *mb, json_object *folders)
+{
+	const char *id = js_str(mb, "id"), *role = js_str(mb, "role"), *f;
+	size_t i;
+
+	if (id == NULL)
+		return 0;
+	if (folders == NULL)
+		return role && !strcmp(role, "inbox");
+	for (i = 0; i < json_object_array_length(folders); i++)
+		if ((f = json_object_get_string(json_object_array_get_idx(folders,
+		    i))) && !strcmp(id, f))
+			return 1;
+	return 0;
+}
+
+/* The first mailbox that notifies and holds email, or NULL. */
+static json_object *notifying(json_object *email, json_object *mailboxes,
+    json_object *folders)
+{
+	json_object *list, *mb, *ids, *v;
+	size_t i;
+
+	if (!mailboxes || !json_object_object_get_ex(mailboxes, "list", &list) ||
+	    !json_object_is_type(list, json_type_array) ||
+	    !json_object_object_get_ex(email, "mailboxIds", &ids))
+		return NULL;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		mb = json_object_array_get_idx(list, i);
+		if (chosen(mb, folders) &&
+		    json_object_object_get_ex(ids, js_str(mb, "id"), &v) &&
+		    json_object_get_boolean(v))
+			return mb;
+	}
+	return NULL;
+}
+
+/* The Inbox among the mailboxes (its unread count is the badge), or
+ * NULL. */
 static json_object *inbox_of(json_object *mailboxes)
 {
 	json_object *list, *mb;
@@ -76,23 +121,36 @@ static json_object *inbox_of(json_object *mailboxes)
 		return NULL;
 	for (i = 0; i < json_object_array_length(list); i++) {
 		mb = json_object_array_get_idx(list, i);
-		if ((role = js_str(mb, "role")) && !strcmp(role, "inbox") &&
-		    js_str(mb, "id"))
+		if ((role = js_str(mb, "role")) && !strcmp(role, "inbox"))
 			return mb;
 	}
 	return NULL;
 }
 
-/* Whether email is unread and in the mailbox with id inbox. */
-static int new_in(json_object *email, const char *inbox)
+static int has_keyword(json_object *email, const char *kw)
 {
-	json_object *ids, *kw, *v;
+	json_object *k, *v;
 
-	if (!json_object_object_get_ex(email, "mailboxIds", &ids) ||
-	    !json_object_object_get_ex(ids, inbox, &v) || !json_object_get_boolean(v))
+	return json_object_object_get_ex(email, "keywords", &k) &&
+	    json_object_object_get_ex(k, kw, &v) && json_object_get_boolean(v);
+}
+
+/* Whether email is from own: a person's own mail (to themselves, or a
+ * list they are on) is not news. */
+static int from_own(json_object *email, const char *own)
+{
+	json_object *list;
+	const char *a;
+	size_t i;
+
+	if (own == NULL || !json_object_object_get_ex(email, "from", &list) ||
+	    !json_object_is_type(list, json_type_array))
 		return 0;
-	return !(json_object_object_get_ex(email, "keywords", &kw) &&
-	    json_object_object_get_ex(kw, "$seen", &v) && json_object_get_boolean(v));
+	for (i = 0; i < json_object_array_length(list); i++)
+		if ((a = js_str(json_object_array_get_idx(list, i), "email")) &&
+		    !strcasecmp(a, own))
+			return 1;
+	return 0;
 }
 
 /* A string cut to at most max bytes on a UTF-8 boundary. */
@@ -107,8 +165,8 @@ static json_object *cut(const char *s, size_t max)
 	return json_object_new_string_len(s, (int)max);
 }
 
-/* The notification of email, found in the Inbox inbox. */
-static json_object *payload_of(json_object *email, json_object *inbox)
+/* The notification of email, found in mailbox mb. */
+static json_object *payload_of(json_object *email, json_object *mb)
 {
 	json_object *p = json_object_new_object(), *from = json_object_new_object();
 	json_object *list, *first = NULL;
@@ -118,14 +176,15 @@ static json_object *payload_of(json_object *email, json_object *inbox)
 	    json_object_is_type(list, json_type_array) &&
 	    json_object_array_length(list) > 0)
 		first = json_object_array_get_idx(list, 0);
-	json_object_object_add(from, "name", cut((v = js_str(first, "name")) ? v : "", SUBJECT_MAX));
-	json_object_object_add(from, "email", cut((v = js_str(first, "email")) ? v : "", SUBJECT_MAX));
+	json_object_object_add(from, "name", cut((v = js_str(first, "name")) ? v : "", FIELD_MAX));
+	json_object_object_add(from, "email", cut((v = js_str(first, "email")) ? v : "", FIELD_MAX));
 	json_object_object_add(p, "v", json_object_new_int(1));
 	json_object_object_add(p, "from", from);
-	json_object_object_add(p, "subject", cut((v = js_str(email, "subject")) ? v : "", SUBJECT_MAX));
-	json_object_object_add(p, "folder", cut((v = js_str(inbox, "name")) ? v : "Inbox", SUBJECT_MAX));
-	json_object_object_add(p, "role", json_object_new_string("inbox"));
-	json_object_object_add(p, "mailboxId", json_object_new_string(js_str(inbox, "id")));
+	json_object_object_add(p, "subject", cut((v = js_str(email, "subject")) ? v : "", FIELD_MAX));
+	json_object_object_add(p, "folder", cut((v = js_str(mb, "name")) ? v : "", FIELD_MAX));
+	json_object_object_add(p, "role", (v = js_str(mb, "role")) ?
+	    json_object_new_string(v) : NULL);
+	json_object_object_add(p, "mailboxId", json_object_new_string(js_str(mb, "id")));
 	json_object_object_add(p, "emailId", json_object_new_string((v = js_str(email, "id")) ? v : ""));
 	json_object_object_add(p, "threadId", json_object_new_string((v = js_str(email, "threadId")) ? v : ""));
 	return p;
@@ -141,42 +200,41 @@ static json_object *unread_of(json_object *inbox)
 	    json_object_new_int64(json_object_get_int64(v)) : NULL;
 }
 
-int wp_mail_read(json_object *root, json_object **payload, unsigned *count,
-    char **newstate, int *more)
+int wp_mail_read(json_object *root, json_object *folders, const char *own,
+    struct wp_found *f)
 {
 	json_object *changes = response(root, "c"), *got = response(root, "g");
-	json_object *inbox = inbox_of(response(root, "m")), *list, *e, *v;
+	json_object *mailboxes = response(root, "m"), *list, *e, *mb, *v;
 	const char *st, *when, *newest_when = NULL;
 	size_t i;
 
-	*payload = NULL;
-	*count = 0;
-	*newstate = NULL;
-	*more = 0;
+	memset(f, 0, sizeof(*f));
 	if (changes == NULL || (st = js_str(changes, "newState")) == NULL)
 		return -1;
-	*newstate = strdup(st);
-	*more = json_object_object_get_ex(changes, "hasMoreChanges", &v) &&
+	f->newstate = strdup(st);
+	f->more = json_object_object_get_ex(changes, "hasMoreChanges", &v) &&
 	    json_object_get_boolean(v);
-	if (got == NULL || inbox == NULL ||
-	    !json_object_object_get_ex(got, "list", &list) ||
+	if (got == NULL || !json_object_object_get_ex(got, "list", &list) ||
 	    !json_object_is_type(list, json_type_array))
 		return 0;
 	for (i = 0; i < json_object_array_length(list); i++) {
 		e = json_object_array_get_idx(list, i);
-		if (!new_in(e, js_str(inbox, "id")))
+		if (has_keyword(e, "$seen") || has_keyword(e, "$draft") ||
+		    from_own(e, own) ||
+		    (mb = notifying(e, mailboxes, folders)) == NULL)
 			continue;
-		(*count)++;
+		f->count++;
 		when = js_str(e, "receivedAt");
-		if (*payload == NULL || (when && newest_when &&
+		if (f->payload == NULL || (when && newest_when &&
 		    strcmp(when, newest_when) > 0)) {
-			json_object_put(*payload);
-			*payload = payload_of(e, inbox);
+			json_object_put(f->payload);
+			f->payload = payload_of(e, mb);
 			newest_when = when;
 		}
 	}
-	if (*payload)
-		json_object_object_add(*payload, "unread", unread_of(inbox));
+	if (f->payload)
+		json_object_object_add(f->payload, "unread",
+		    unread_of(inbox_of(mailboxes)));
 	return 0;
 }
 
@@ -282,32 +340,48 @@ static void mail_gather(struct wp_mail *m, json_object *payload, unsigned n)
 	    now >= m->last_sent + window ? 0 : m->last_sent + window - now);
 }
 
+/* The folders the person chose (NULL: the Inbox; the caller puts it). */
+static json_object *chosen_folders(struct wp_mail *m)
+{
+	json_object *o, *v, *out = NULL;
+
+	if (settings_load(&m->pd->app, m->a->key, &o) == -1)
+		return NULL;
+	if (json_object_object_get_ex(o, "notifyFolders", &v) &&
+	    json_object_is_type(v, json_type_array))
+		out = json_object_get(v);
+	json_object_put(o);
+	return out;
+}
+
 static void look_done(struct mc_job *job, CURLcode rc, long status)
 {
 	struct wp_mail *m = container_of(job, struct wp_mail, job);
-	json_object *root = NULL, *payload = NULL;
-	char *newstate = NULL, *since;
-	unsigned n = 0;
-	int more = 0;
+	json_object *root = NULL, *folders;
+	struct wp_found f = { 0 };
+	char *since;
 
 	if (!mail_alive(m))
 		return;
 	if (rc == CURLE_OK && status == 200 && m->resp.len &&
-	    (root = js_parse(m->resp.data, m->resp.len)) != NULL)
-		wp_mail_read(root, &payload, &n, &newstate, &more);
+	    (root = js_parse(m->resp.data, m->resp.len)) != NULL) {
+		folders = chosen_folders(m);
+		wp_mail_read(root, folders, acct_user(m->a), &f);
+		json_object_put(folders);
+	}
 	json_object_put(root);
 	buf_free(&m->resp);
 	since = m->since;
 	/* Without a new state (an error, cannotCalculateChanges) the next
 	 * change looks from its own state before: nothing is sent twice. */
-	m->since = newstate;
-	if (payload)
-		mail_gather(m, payload, n);
+	m->since = f.newstate;
+	if (f.payload)
+		mail_gather(m, f.payload, f.count);
 	else if (rc != CURLE_OK || status != 200)
 		log_info("webpush: a new-mail lookup failed (HTTP %ld)", status);
 	/* A server that names the same state with more changes would loop. */
-	if ((m->again || more) && m->since && !(more && !m->again && since &&
-	    !strcmp(since, m->since)))
+	if ((m->again || f.more) && m->since && !(f.more && !m->again &&
+	    since && !strcmp(since, m->since)))
 		ev_timer_set(&m->pd->ev, &m->look, 0);
 	free(since);
 	m->again = 0;

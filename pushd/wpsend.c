@@ -73,6 +73,8 @@ int wp_init(struct pushd *pd)
 	return pd->wp_subject ? 0 : -1;
 }
 
+static void wp_drain(struct pushd *pd);
+
 static void push_free(struct wp_push *p)
 {
 	struct pushd *pd = p->pd;
@@ -88,6 +90,7 @@ static void push_free(struct wp_push *p)
 	curl_slist_free_all(p->headers);
 	free(p->endpoint);
 	free(p);
+	wp_drain(pd);
 }
 
 void wp_free(struct pushd *pd)
@@ -262,21 +265,89 @@ struct send_ctx {
 	const char *payload;
 };
 
+/* The payload waits for the subscription's push out, or for a free slot:
+ * a newer one takes the place of an older (it says more). */
+static void push_queue(struct pushd *pd, struct wp_watch *w,
+    const char *payload)
+{
+	char *q = strdup(payload);
+
+	if (q == NULL) {
+		pd->wp_skipped++;
+		return;
+	}
+	if (w->queued)
+		free(w->queued);
+	else
+		pd->wp_queued++;
+	w->queued = q;
+}
+
 static int send_row(void *ctx, const struct store_webpush_row *row)
 {
 	struct send_ctx *x = ctx;
 	struct pushd *pd = x->a->pd;
 	struct wp_watch *w = wp_watch_find(pd, row->session);
 
-	/* A browser with a tab in view shows the mail there itself. */
-	if (w == NULL || w->in_flight || pd->ev.now < w->backoff_until ||
+	/* A browser with a tab in view shows the mail there itself; a
+	 * throttled or failing push service is left alone until its wait
+	 * ends. */
+	if (w == NULL || pd->ev.now < w->backoff_until ||
 	    acct_sess_visible(x->a, row->session) ||
 	    strlen(row->session) != SESS_ID_LEN) {
 		pd->wp_skipped++;
 		return 0;
 	}
+	if (w->in_flight || pd->wp_out >= WP_OUT_MAX) {
+		push_queue(pd, w, x->payload);
+		return 0;
+	}
+	if (w->queued) {
+		/* This one says more than what waited. */
+		free(w->queued);
+		w->queued = NULL;
+		pd->wp_queued--;
+	}
 	push_one(pd, w, row, x->payload);
 	return 0;
+}
+
+/* One waiting payload goes, to its subscription as stored now. */
+static int drain_row(void *ctx, const struct store_webpush_row *row)
+{
+	struct wp_watch *w = ctx;
+	struct pushd *pd = w->at.acct->pd;
+	char *payload = w->queued;
+
+	w->queued = NULL;
+	pd->wp_queued--;
+	if (acct_sess_visible(w->at.acct, row->session))
+		pd->wp_skipped++;
+	else
+		push_one(pd, w, row, payload);
+	free(payload);
+	return 0;
+}
+
+/* A slot is free: the payloads that wait for one (or for their
+ * subscription's last push) go, as many as fit. */
+static void wp_drain(struct pushd *pd)
+{
+	struct wp_watch *w, *next;
+
+	for (w = pd->watches; w && pd->wp_queued && !pd->stopping &&
+	    pd->wp_out < WP_OUT_MAX; w = next) {
+		next = w->next;
+		if (!w->queued || w->in_flight || pd->ev.now < w->backoff_until)
+			continue;
+		if (store_webpush_get(pd->app.store, w->at.sess_id, drain_row,
+		    w) != 0 && w->queued) {
+			/* No row any more (deleted meanwhile): nothing to send. */
+			free(w->queued);
+			w->queued = NULL;
+			pd->wp_queued--;
+		}
+	}
 }
 
 void wp_send_account(struct acct *a, const char *payload)

@@ -82,7 +82,10 @@ static int watch_send(struct acct_tab *t, const char *frame, size_t n)
 
 static void watch_free(void *p)
 {
-	free(p);
+	struct wp_watch *w = p;
+
+	free(w->queued);
+	free(w);
 }
 
 static void watch_unlink(struct pushd *pd, struct wp_watch *w)
@@ -109,6 +112,8 @@ static void watch_end(struct acct_tab *t)
 		return;
 	t->dead = 1;
 	watch_unlink(pd, w);
+	if (w->queued)
+		pd->wp_queued--;
 	if (!pd->stopping && sess_state(&pd->app, t->sess_id, time(NULL),
 	    &verified) == 0)
 		store_webpush_delete(pd->app.store, t->sess_id, NULL);
@@ -179,6 +184,30 @@ int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
 	return rc;
 }
 
+/* The sessions of the stored subscriptions, gathered first: a row that
+ * does not open is deleted, which is not done inside the walk. */
+struct ids {
+	char (*id)[SESS_ID_LEN + 1];
+	size_t n, cap;
+};
+
+static int startup_id(void *ctx, const struct store_webpush_row *row)
+{
+	struct ids *x = ctx;
+	void *more;
+
+	if (strlen(row->session) != SESS_ID_LEN)
+		return 0;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		if ((more = realloc(x->id, x->cap * sizeof(*x->id))) == NULL)
+			return -1;
+		x->id = more;
+	}
+	memcpy(x->id[x->n++], row->session, SESS_ID_LEN + 1);
+	return 0;
+}
+
 static int startup_row(void *ctx, const struct store_webpush_row *row)
 {
 	wp_watch_row(ctx, row);
@@ -187,8 +216,23 @@ static int startup_row(void *ctx, const struct store_webpush_row *row)
 
 void wp_watch_startup(struct pushd *pd)
 {
-	if (pd->wp_key)
-		store_webpush_list(pd->app.store, NULL, startup_row, pd);
+	struct ids x = { NULL, 0, 0 };
+	long long verified;
+	size_t i;
+
+	if (pd->wp_key == NULL)
+		return;
+	if (store_webpush_list(pd->app.store, NULL, startup_id, &x) == -1)
+		log_err("webpush: cannot read all the stored subscriptions");
+	for (i = 0; i < x.n; i++) {
+		/* A session that ended while pushd was down: its row goes,
+		 * and its credentials are not used. */
+		if (sess_state(&pd->app, x.id[i], time(NULL), &verified) == 0)
+			store_webpush_delete(pd->app.store, x.id[i], NULL);
+		else
+			store_webpush_get(pd->app.store, x.id[i], startup_row, pd);
+	}
+	free(x.id);
 }
 
 struct wp_watch *wp_watch_find(struct pushd *pd, const char *sess_id)

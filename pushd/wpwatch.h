@@ -23,6 +23,8 @@ struct wp_watch {
 	uint64_t backoff_until;          /* ev ms: no push before this */
 	uint32_t backoff_s;              /* the last wait; doubles */
 	uint8_t in_flight;               /* a push of it is out */
+	char *queued;                    /* the next payload, waiting for
+	                                    that push or for a free slot */
 };
 
 /* What a watch of session s needs, sealed for its row into out (jmap_id:

@@ -10,7 +10,7 @@
 #include "store.h"
 
 enum kind { K_BOOL, K_CHOICE, K_TEXT, K_LANG, K_INT, K_IDENTITIES,
-	K_TEMPLATES };
+	K_TEMPLATES, K_FOLDERS };
 
 struct key {
 	const char *name;
@@ -53,6 +53,9 @@ static const struct key keys[] = {
 	/* What opens once the open message was deleted, archived or moved. */
 	{ "afterAction", K_CHOICE, "next", 0, after_actions,
 	    "next, previous or list", 0, 0 },
+	/* The folders whose new mail notifies (the tab's notifications and
+	 * Web Push): null, the Inbox; else these mailbox ids. */
+	{ "notifyFolders", K_FOLDERS, NULL, 0, NULL, NULL, 0, 0 },
 };
 
 static const struct field identity_fields[] = {
@@ -79,6 +82,8 @@ static json_object *key_default(const struct key *k)
 		return json_object_new_object();
 	case K_TEMPLATES:
 		return json_object_new_array();
+	case K_FOLDERS:
+		return NULL;
 	default:
 		return json_object_new_string(k->dflt);
 	}
@@ -258,6 +263,28 @@ static int check_templates(const struct key *k, json_object *v, char *err,
 	return 0;
 }
 
+/* notifyFolders: null, or an array of at most SETTINGS_FOLDERS_MAX
+ * mailbox ids of 1 to SETTINGS_ID_MAX bytes. */
+static int check_folders(const struct key *k, json_object *v, char *err,
+    size_t errlen)
+{
+	size_t i, n;
+
+	if (v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) > SETTINGS_FOLDERS_MAX) {
+		snprintf(err, errlen, "The setting \"%s\" must be null or an array "
+		    "of at most %d folder ids.", k->name, SETTINGS_FOLDERS_MAX);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (check_string(json_object_array_get_idx(v, i), "A folder id",
+		    SETTINGS_ID_MAX, 1, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
 static int check_int(const struct key *k, json_object *v, char *err,
     size_t errlen)
 {
@@ -293,6 +320,8 @@ static int check_value(const struct key *k, json_object *v, char *err,
 		return check_identities(k, v, err, errlen);
 	case K_TEMPLATES:
 		return check_templates(k, v, err, errlen);
+	case K_FOLDERS:
+		return check_folders(k, v, err, errlen);
 	default:
 		break;
 	}

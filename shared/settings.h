@@ -24,6 +24,8 @@
 #define SETTINGS_ID_MAX 255
 #define SETTINGS_NAME_MAX 256
 #define SETTINGS_REPLY_TO_MAX 1024
+/* notifyFolders: how many folders (each id SETTINGS_ID_MAX bytes). */
+#define SETTINGS_FOLDERS_MAX 100
 /* templates: how many, a name's bytes, a body's. */
 #define SETTINGS_TEMPLATES_MAX 30
 #define SETTINGS_TEMPLATE_NAME_MAX 200

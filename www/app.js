@@ -29,7 +29,7 @@ import * as alerts from "./js/alerts.js";
 import * as sworker from "./js/sworker.js";
 import * as webpush from "./js/webpush.js";
 import * as notifyView from "./js/views/notify.js";
-import { worthTelling, notices } from "./js/newmail.js";
+import { worthTelling, toldIn, notices } from "./js/newmail.js";
 import * as filters from "./js/filters.js";
 import * as filterview from "./js/views/filters.js";
 import * as vacation from "./js/views/vacation.js";
@@ -302,7 +302,7 @@ async function saveSettings(ev) {
   const f = ev.target.elements;
   const before = settings.all();
   const v = { theme: f.theme.value, density: f.density.value, language: f.language.value, compose: f.compose.value,
-    threads: f.threads.checked, showImages: f.showImages.checked, afterAction: f.afterAction.value };
+    threads: f.threads.checked, showImages: f.showImages.checked, afterAction: f.afterAction.value, ...notifyView.read() };
   $("#settings-save").disabled = true;
   try {
     const w = await writing.read($("#settings-writing"));
@@ -337,14 +337,18 @@ function arrived(emails) {
   // A browser with a Web Push subscription hears of it from pushd instead.
   if (!alerts.enabled() || !live.holder() || live.anyInView() || webpush.state.subscribed) return;
   const inboxId = store.roleBox("inbox")?.id;
-  const fresh = worthTelling(emails, { inboxId, own: state.identities.map((i) => i.email) });
+  const fresh = worthTelling(emails, { inboxId, folders: settings.get("notifyFolders"),
+    own: state.identities.map((i) => i.email) });
   if (fresh.length) alerts.show(notices(fresh, t), openArrived);
 }
 
-// A notification's click: the Inbox, and the mail in it.
+// A notification's click: the mail's folder that notified (the Inbox for
+// the summary), and the mail in it.
 async function openArrived(email) {
   const inbox = store.roleBox("inbox")?.id;
-  if (inbox && (state.current !== inbox || state.filter)) await openFolder(inbox);
+  const told = toldIn(settings.get("notifyFolders"), inbox);
+  const box = Object.keys(email?.mailboxIds || {}).find((id) => told.has(id)) || inbox;
+  if (box && (state.current !== box || state.filter)) await openFolder(box);
   if (email) await openMessage(email.id);
 }
 
@@ -763,7 +767,7 @@ function wire() {
     ? list.clearSelection() : list.selectLoaded()));
   $("#folder-read").addEventListener("click", () => markAllRead());
   addEventListener("popstate", () => { if (state.session && state.mailboxes.size) goTo(place.parse(location.hash)).catch(warn); });
-  notifyView.mount($("#settings-form").elements.notify, $("#notify-status"));
+  notifyView.mount($("#settings-form").elements.notify, $("#notify-status"), $("#notify-folders"));
   $("#update button").addEventListener("click", () => sworker.reload());
   $("#folder-new").addEventListener("click", () => folderedit.create());
   $("#folder-rename").addEventListener("click", () => folderedit.rename());

@@ -63,7 +63,9 @@ async function startStack() {
   const control = (out.match(/^CONTROL (\S+)/m) || [])[1];
   // Cyrus's own doors ({base, lmtp, spool}), where the stack runs Cyrus.
   const cyrus = JSON.parse((out.match(/^CYRUS (.+)$/m) || [])[1] || "null");
-  return { url: `http://127.0.0.1:${port}`, control, cyrus, root, stop: () => new Promise((r) => {
+  // The copy of the app the web server serves (POSTERN_STACK_WWW_COPY=1).
+  const www = (out.match(/^WWW (.+)$/m) || [])[1] || null;
+  return { url: `http://127.0.0.1:${port}`, control, cyrus, www, root, stop: () => new Promise((r) => {
     proc.on("exit", () => { rmSync(root, { recursive: true, force: true }); r(); });
     proc.kill("SIGTERM");
     setTimeout(() => proc.kill("SIGKILL"), 15000).unref();
@@ -71,7 +73,7 @@ async function startStack() {
 }
 
 // -- helpers -------------------------------------------------------------------------
-// The running stack ({url, control}) and browser, set by run().
+// The running stack ({url, control, cyrus, www}) and browser, set by run().
 export let stack;
 let browser;
 export const USERS = { alice: "alice-demo-pass", bob: "bob-demo-pass", carol: "carol-demo-pass" };
@@ -120,6 +122,32 @@ export async function putSettings(page, changes) {
   const r = await page.request.put(stack.url + "/api/auth/settings", { data: { ...now, ...changes }, headers: { "X-Postern-CSRF": "1" } });
   assert(r.status() === 200, `settings stored: ${r.status()} ${await r.text()}`);
   return r.json();
+}
+
+// An init script (page.addInitScript(watched)) for a page that is hidden
+// when the test says and records its notifications. Headless Chromium
+// keeps every page visible, so document.visibilityState and
+// document.hidden become getters that self.__setHidden(bool) switches,
+// followed by the visibilitychange event the browser would send; the
+// page's Notification is wrapped to record what the app shows
+// (self.__notes, each with .shown: its title and options; headless
+// Chromium draws none) and the permissions asked (self.__asked). The
+// permission itself is the context's (grantPermissions).
+export function watched() {
+  let hidden = false;
+  Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
+  Object.defineProperty(Document.prototype, "hidden", { configurable: true, get: () => hidden });
+  self.__setHidden = (h) => { hidden = h; document.dispatchEvent(new Event("visibilitychange")); };
+  self.__notes = [];
+  self.__asked = 0;
+  const Real = self.Notification;
+  if (!Real) return;
+  class Recorded extends Real {
+    constructor(title, opts) { super(title, opts); self.__notes.push(this); this.shown = { title, ...opts }; }
+    static requestPermission(...a) { self.__asked++; return Real.requestPermission(...a); }
+    static get permission() { return Real.permission; }
+  }
+  self.Notification = Recorded;
 }
 
 export const row = (page, text) => page.locator("#list .row[data-id]", { hasText: text }).first();

@@ -4,14 +4,10 @@
 // playwright-core; TAP. Controls are found by role and accessible name.
 //   node tests/browser/live.test.mjs        (LIVE_MAILS=20 for the figures)
 //
-// A hidden page: headless Chromium keeps every page visible, so the
-// page's document.visibilityState and document.hidden are replaced (an
-// init script) by getters the test switches, followed by the
-// visibilitychange event the browser would send. Notifications: the
-// permission is granted to the context and window.Notification wrapped
-// to record what the app shows (headless Chromium draws none).
+// A hidden page and the notifications shown: lib.mjs's watched (an init
+// script), with the permission granted to the context.
 process.env.POSTERN_STACK_CONF = JSON.stringify({ push_poll_interval: "30s" });
-const { test, assert, until, diag, metrics, newPage, signIn, sendAs, putSettings, row, run } = await import("./lib.mjs");
+const { test, assert, until, diag, metrics, newPage, signIn, sendAs, putSettings, row, watched, run } = await import("./lib.mjs");
 
 // push_poll_visible's default, and the bound of issue 17: at most 5 s
 // from delivery to the row, one poll's answer and the refresh included.
@@ -20,23 +16,6 @@ const BOUND_MS = 5000;
 const MAILS = Number(process.env.LIVE_MAILS) || 3;
 
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)]; };
-
-function watched() {
-  let hidden = false;
-  Object.defineProperty(Document.prototype, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
-  Object.defineProperty(Document.prototype, "hidden", { configurable: true, get: () => hidden });
-  self.__setHidden = (h) => { hidden = h; document.dispatchEvent(new Event("visibilitychange")); };
-  self.__notes = [];
-  self.__asked = 0;
-  const Real = self.Notification;
-  if (!Real) return;
-  class Recorded extends Real {
-    constructor(title, opts) { super(title, opts); self.__notes.push(this); this.shown = { title, ...opts }; }
-    static requestPermission(...a) { self.__asked++; return Real.requestPermission(...a); }
-    static get permission() { return Real.permission; }
-  }
-  self.Notification = Recorded;
-}
 
 async function openSettings(page, name = "Settings") {
   await page.getByRole("button", { name, exact: true }).click();

@@ -5,7 +5,9 @@
 // dispatched in the worker) opens the mail; the manifest is valid and the
 // app installable (the DevTools protocol's own checks); the setting
 // "Notifications on this device" and its states; sign-out removes the
-// subscription. Controls by role and accessible name.
+// subscription; the folders chosen under it (notifyFolders) decide which
+// new mail the tab tells of; a new release is offered with Reload and
+// taken only then. Controls by role and accessible name.
 //   node tests/browser/webpush.test.mjs      (ONLY=text runs some)
 //
 // What headless Chromium lacks, and what stands in for it:
@@ -22,11 +24,18 @@
 // Until postern's server side of Web Push is in the stack, /api/config's
 // features.webpush and /api/webpush are stood in for by page.route
 // (serverStandIn below); the rest is the real stack.
+// A new release: the stack serves a copy of the app
+// (POSTERN_STACK_WWW_COPY), which the update test changes on disk as a
+// release would (a file, and js/precache.js as scripts/sw-precache.mjs
+// writes it); the browser's own update check finds it.
 import { createECDH } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test, assert, until, newPage, signIn, jmapIn, run, stack } from "./lib.mjs";
+import { pathToFileURL } from "node:url";
+import { test, assert, until, newPage, signIn, jmapIn, deliver, watched, run, stack, SRC } from "./lib.mjs";
+
+process.env.POSTERN_STACK_WWW_COPY = "1";
 
 // A VAPID public key as the server hands it: 65 bytes, base64url.
 const KEY = createECDH("prime256v1").generateKeys().toString("base64url");
@@ -292,6 +301,124 @@ test("setting: on asks the permission then and hands postern the subscription; o
   await page.getByRole("button", { name: "Sign in" }).waitFor();
   assert(order[0] === "DELETE /api/webpush" && order.includes("POST /api/auth/logout"), `DELETE, then the sign-out: ${order}`);
   assert(await page.evaluate(() => self.__unsubscribed) === 2, "the browser's subscription dropped too");
+  await page.context().close();
+});
+
+test("folders: one chosen under the switch is stored (notifyFolders); its new mail notifies the tab, a folder not chosen does not", async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(["notifications"], { origin: stack.url });
+  await page.addInitScript(watched);
+  // No Web Push here: the tab itself tells of new mail.
+  await serverStandIn(page, { push: true, webpush: false });
+  await signIn(page, "bob");
+  // Two folders of bob's, and a Sieve script filing mail into them (a
+  // mailing list's folder, as people have them).
+  const [[, made], [, boxes]] = await jmapIn(page, [
+    ["Mailbox/set", { accountId: "$ACC", create: { l: { name: "Lists", parentId: null }, o: { name: "Elsewhere", parentId: null } } }, "s"],
+    ["Mailbox/get", { accountId: "$ACC", properties: ["role"] }, "m"]]);
+  const lists = made.created?.l?.id, other = made.created?.o?.id;
+  assert(lists && other, `the folders: ${JSON.stringify(made)}`);
+  const inbox = boxes.list.find((b) => b.role === "inbox").id;
+  const script = 'require ["fileinto"];\nif header :contains "subject" "[lists]" { fileinto "Lists"; }\n' +
+    'elsif header :contains "subject" "[other]" { fileinto "Elsewhere"; }\n';
+  const stored = await page.evaluate(async (script) => (await fetch("/api/sieve", { method: "PUT",
+    headers: { "Content-Type": "application/json", "X-Postern-CSRF": "1" }, body: JSON.stringify({ script }) })).status, script);
+  assert(stored === 200, `the script stored: ${stored}`);
+  await page.reload();
+  await page.waitForSelector("#list .row[data-id]");
+
+  // The default: the Inbox alone, every folder offered in the tree's order.
+  let dlg = await openSettings(page);
+  let where = dlg.getByRole("group", { name: "Notify me about new mail in" });
+  const names = await where.getByRole("checkbox").evaluateAll((l) => l.map((c) => c.labels[0].textContent.trim()));
+  const tree = await page.locator("#folders button.folder .name").allTextContents();
+  assert(JSON.stringify(names) === JSON.stringify(tree), `the folders as the tree has them: ${names} / ${tree}`);
+  assert(await where.getByRole("checkbox", { name: "Inbox", exact: true }).isChecked(), "the Inbox ticked by default");
+  assert(!(await where.getByRole("checkbox", { name: "Lists", exact: true }).isChecked()), "Lists not ticked at first");
+  await dlg.getByRole("checkbox", { name: "Notifications on this device" }).check();
+  await where.getByRole("checkbox", { name: "Lists", exact: true }).check();
+  const put = page.waitForRequest((r) => r.method() === "PUT" && new URL(r.url()).pathname === "/api/auth/settings");
+  await dlg.getByRole("button", { name: "Save" }).click();
+  const sentFolders = (await put).postDataJSON().notifyFolders;
+  assert(JSON.stringify(sentFolders) === JSON.stringify([inbox, lists]), `Save sends the folders: ${JSON.stringify(sentFolders)}`);
+  const back = await (await page.request.get(stack.url + "/api/auth/settings")).json();
+  assert(JSON.stringify(back.notifyFolders) === JSON.stringify([inbox, lists]), `the server keeps them: ${JSON.stringify(back.notifyFolders)}`);
+  await until(async () => !(await page.locator("#settings").evaluate((d) => d.open)), "the settings closed");
+  dlg = await openSettings(page);
+  where = dlg.getByRole("group", { name: "Notify me about new mail in" });
+  assert(await where.getByRole("checkbox", { name: "Lists", exact: true }).isChecked(), "Lists ticked when the settings open again");
+  await dlg.getByRole("button", { name: "Cancel" }).click();
+
+  // Hidden; a mail filed into Elsewhere, then one into Lists: a refresh
+  // that sees the second has seen the first.
+  const hidden = page.waitForRequest((r) => r.method() === "POST" && r.url().includes("/api/events?visible=0"), { timeout: 10000 });
+  await page.evaluate(() => self.__setHidden(true));
+  await hidden;
+  const at = Date.now();
+  const raw = (subject) => `From: Erin <erin@example.test>\nTo: bob@example.test\nSubject: ${subject}\n` +
+    `Message-ID: <${at}.${subject.length}@example.test>\nDate: ${new Date().toUTCString()}\n\nHello.\n`;
+  const quiet = `[other] Not told ${at}`, told = `[lists] Told ${at}`;
+  await deliver("bob@example.test", raw(quiet), "erin@example.test");
+  await deliver("bob@example.test", raw(told), "erin@example.test");
+  const shown = await until(() => page.evaluate((s) => self.__notes.map((n) => n.shown).find((n) => n.body === s), told),
+    "the notification of the mail in Lists", 30000);
+  assert(/Erin/.test(shown.title), `the sender: ${shown.title}`);
+  const [[, q]] = await jmapIn(page, [["Email/query", { accountId: "$ACC", filter: { inMailbox: other } }, "q"]]);
+  assert(q.ids.length === 1, `the other mail was filed into Elsewhere: ${JSON.stringify(q)}`);
+  const notes = await page.evaluate(() => self.__notes.map((n) => n.shown.body));
+  assert(!notes.includes(quiet), `no notification for the folder not chosen: ${notes}`);
+
+  // Its click opens the mail in Lists.
+  await page.evaluate(() => self.__setHidden(false));
+  await page.evaluate((s) => self.__notes.find((n) => n.shown.body === s).onclick(), told);
+  await page.getByRole("heading", { name: told }).waitFor({ timeout: 10000 });
+  assert(await page.locator(`#folders button.folder[data-id="${lists}"]`).getAttribute("aria-current") === "page", "Lists is open");
+  assert(page.errors.length === 0, page.errors.join("\n"));
+  await page.context().close();
+});
+
+// Last: it leaves the copy of the app a release ahead.
+test("update: a new release is offered (Reload), nothing reloads by itself; Reload moves the page onto it, the old cache goes", async () => {
+  assert(stack.www, "the stack serves a copy of the app");
+  const page = await newPage();
+  await signIn(page, "alice");
+  await controlled(page);
+  const old = await page.evaluate(async () => (await import("./js/precache.js")).VERSION);
+  await until(async () => (await page.evaluate(() => caches.keys())).includes(`postern-${old}`), "the release's cache");
+
+  // The release, on disk: a file changes, and precache.js as the build writes it.
+  const mark = `// release ${Date.now()}`;
+  appendFileSync(join(stack.www, "js/dates.js"), `${mark}\n`);
+  const precache = await import(pathToFileURL(join(SRC, "scripts/sw-precache.mjs")).href);
+  writeFileSync(join(stack.www, "js/precache.js"), precache.text(stack.www));
+  const fresh = precache.version(stack.www);
+  assert(fresh !== old, "a new version");
+
+  let loads = 0;
+  page.on("framenavigated", (f) => { if (f === page.mainFrame()) loads++; });
+  await page.evaluate(() => { self.__before = true; });
+  // What the browser does on a navigation, and the app every hour.
+  await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+  const offer = page.getByRole("status").filter({ hasText: "A new version of postern is ready." });
+  await offer.waitFor({ timeout: 30000 });
+  // It waits for the user: the same page, the new worker waiting, both caches kept.
+  await page.waitForTimeout(2000);
+  assert(loads === 0 && await page.evaluate(() => self.__before === true), "nothing reloaded by itself");
+  assert(await page.evaluate(async () => !!(await navigator.serviceWorker.getRegistration()).waiting), "the new release waits");
+  const both = await page.evaluate(() => caches.keys());
+  assert(both.includes(`postern-${old}`) && both.includes(`postern-${fresh}`), `both caches while it waits: ${both}`);
+
+  await offer.getByRole("button", { name: "Reload" }).click();
+  await until(() => loads > 0, "the reload", 15000);
+  await page.waitForSelector("#list .row[data-id]");
+  assert(await page.evaluate(() => self.__before === undefined), "a new page");
+  assert(await page.evaluate(async () => (await import("./js/precache.js")).VERSION) === fresh, "the page runs the new release");
+  const dates = await page.evaluate(async () => (await fetch("js/dates.js")).text());
+  assert(dates.includes(mark), "the changed file, from the new release");
+  await until(async () => { const k = await page.evaluate(() => caches.keys()); return k.includes(`postern-${fresh}`) && !k.includes(`postern-${old}`); },
+    "the new cache kept, the old one gone", 10000);
+  assert(!(await offer.isVisible()), "no offer after the reload");
+  assert(page.errors.length === 0, page.errors.join("\n"));
   await page.context().close();
 });
 

@@ -533,11 +533,12 @@ class Suite:
         filler = os.path.join(self.dbdir, "filler")
         results = []
         try:
-            with open(filler, "wb") as f:
+            # Unbuffered: a write the full disk refused leaves nothing for
+            # close() to flush again (a buffered one raised ENOSPC there).
+            with open(filler, "wb", buffering=0) as f:
                 try:
                     while True:
                         f.write(b"\0" * 65536)
-                        f.flush()
                 except OSError:
                     pass
             # The WAL may have room left: sign in until the disk says no.

@@ -191,6 +191,27 @@ class Suite:
         tab.close()
         c.request("DELETE", "/api/webpush")
 
+    def slow(self):
+        """A push service slow to answer: the next push for that device
+        waits for the one out, then goes (one out per subscription)."""
+        t = self.t
+        c = self.signed_in(ALICE)
+        _, k = self.subscribe(c, "/slow")
+        time.sleep(INTERVAL + COALESCE + 1)     # what was pending goes first
+        self.ps.set("/slow", delay=6)
+        had = len(self.ps.requests("/slow"))
+        self.deliver("Slow 1")
+        first = self.ps.wait(had + 1, BOUND, "/slow")[had:]
+        time.sleep(COALESCE + 0.5)
+        self.deliver("Slow 2")
+        got = self.ps.wait(had + 2, BOUND + 6, "/slow")[had:]
+        subjects = [self.opened(q, k)["subject"] for q in got]
+        t.eq(subjects, ["Slow 1", "Slow 2"], "the second push is not lost")
+        t.ok(len(got) == 2 and got[1].monotonic - first[0].monotonic >= 6 - 0.5,
+             "and went once the first was answered",
+             round(got[1].monotonic - first[0].monotonic, 2) if len(got) == 2 else None)
+        c.request("DELETE", "/api/webpush")
+
     def burst(self):
         t = self.t
         c = self.signed_in(ALICE)
@@ -214,6 +235,55 @@ class Suite:
         self.deliver("After sign-out")
         time.sleep(INTERVAL + COALESCE + 2)
         t.eq(len(self.ps.requests("/burst")), n, "no push after sign-out")
+
+    def folders(self):
+        """The folders a person chooses (the setting notifyFolders) replace
+        the Inbox: mail new in one of them is pushed, the Inbox's not."""
+        t = self.t
+        c = Client(self.s.url)
+        r = c.login(ALICE, USERS[ALICE])
+        acc = r.json()["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        _, k = self.subscribe(c, "/folders")
+        r = c.jmap([["Mailbox/set", {"accountId": acc, "create": {"l": {"name": "Lists"}}}, "0"]])
+        lists = r.json()["methodResponses"][0][1]["created"]["l"]["id"]
+        r = c.request("PUT", "/api/auth/settings", {"notifyFolders": [lists]})
+        t.eq(r.status, 200, "alice chooses the folder Lists")
+        time.sleep(INTERVAL + COALESCE + 1)
+        r = c.jmap([["Email/set", {"accountId": acc, "create": {"e": {
+            "mailboxIds": {lists: True}, "keywords": {},
+            "from": [{"name": "A List", "email": "list@example.test"}], "subject": "On the list",
+            "bodyValues": {"1": {"value": "Hi."}}, "textBody": [{"partId": "1", "type": "text/plain"}]}}},
+            "0"]])
+        t.ok("e" in r.json()["methodResponses"][0][1].get("created", {}), "a mail arrives in Lists")
+        got = self.ps.wait(1, BOUND, "/folders")
+        p = self.opened(got[0], k) if got else {}
+        t.eq((p.get("subject"), p.get("folder"), p.get("mailboxId"), p.get("role")),
+             ("On the list", "Lists", lists, None), "pushed, naming the folder")
+        time.sleep(COALESCE)
+        self.deliver("Not in a chosen folder")
+        time.sleep(INTERVAL + COALESCE + 2)
+        t.eq(len(self.ps.requests("/folders")), 1, "mail new in the Inbox, not chosen: no push")
+        c.request("PUT", "/api/auth/settings", {})
+        c.request("DELETE", "/api/webpush")
+
+    def restart(self):
+        """A subscription outlives pushd: after a restart, with no tab
+        open anywhere, its account is followed again; one whose session
+        ended meanwhile is gone."""
+        t = self.t
+        c, gone = self.signed_in(ALICE), self.signed_in(ALICE)
+        _, k = self.subscribe(c, "/restart")
+        self.subscribe(gone, "/ended")
+        self.s.stop_pushd()
+        gone.request("POST", "/api/auth/logout")
+        self.s.start_pushd()
+        time.sleep(INTERVAL + 1)
+        self.deliver("After a restart")
+        got = self.ps.wait(1, BOUND, "/restart")
+        t.ok(got and self.opened(got[0], k)["subject"] == "After a restart",
+             "after a restart of pushd the subscription is pushed")
+        t.eq(self.ps.requests("/ended"), [], "none to the one signed out while pushd was down")
+        c.request("DELETE", "/api/webpush")
 
     def loopback_refused(self):
         """Without the test key: loopback endpoints refused, at the route
@@ -244,7 +314,10 @@ class Suite:
         self.delivered()
         self.gone_and_backoff()
         self.hanging()
+        self.slow()
         self.burst()
+        self.folders()
+        self.restart()
         self.loopback_refused()
 
 

@@ -1,7 +1,7 @@
 // What new mail says outside the page (www/js/newmail.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { worthTelling, notices, badge, MAX } from "../../www/js/newmail.js";
+import { worthTelling, toldIn, folderSetting, notices, badge, MAX } from "../../www/js/newmail.js";
 
 const t = (k, v = {}) => (k === "notify.many" ? `${v.n} new` : k);
 const mail = (id, extra = {}) => ({ id, mailboxIds: { inbox: true }, keywords: {}, from: [{ name: `N${id}`, email: `${id}@x.test` }],
@@ -12,6 +12,30 @@ test("unread mail in the Inbox from others is told; drafts, read, own and other 
     mail(4, { mailboxIds: { archive: true } }), mail(5, { from: [{ email: "Me@X.test" }] })];
   assert.deepEqual(worthTelling(list, { inboxId: "inbox", own: ["me@x.test"] }).map((e) => e.id), [1]);
   assert.deepEqual(worthTelling(list, { inboxId: null }), []);
+});
+
+test("the folders chosen (notifyFolders): null is the Inbox, else exactly those, [] none", () => {
+  const list = [mail(1), mail(2, { mailboxIds: { lists: true } }), mail(3, { mailboxIds: { archive: true } }),
+    mail(4, { mailboxIds: { lists: true, inbox: true } }), mail(5, { mailboxIds: { lists: true }, keywords: { $seen: true } }),
+    mail(6, { mailboxIds: { lists: false } })];
+  const told = (folders) => worthTelling(list, { inboxId: "inbox", folders }).map((e) => e.id);
+  assert.deepEqual(told(null), [1, 4]);
+  assert.deepEqual(told(undefined), [1, 4]);
+  assert.deepEqual(told(["lists"]), [2, 4]);
+  assert.deepEqual(told(["inbox", "lists"]), [1, 2, 4]);
+  assert.deepEqual(told([]), []);
+  // Chosen folders need no Inbox to be known.
+  assert.deepEqual(worthTelling(list, { inboxId: null, folders: ["archive"] }).map((e) => e.id), [3]);
+});
+
+test("the folders ticked as the setting: the Inbox alone is the default (null)", () => {
+  assert.equal(folderSetting(["inbox"], "inbox"), null);
+  assert.deepEqual(folderSetting(["inbox", "lists"], "inbox"), ["inbox", "lists"]);
+  assert.deepEqual(folderSetting(["lists"], "inbox"), ["lists"]);
+  assert.deepEqual(folderSetting([], "inbox"), []);
+  assert.deepEqual([...toldIn(null, "inbox")], ["inbox"]);
+  assert.deepEqual([...toldIn(null, undefined)], []);
+  assert.deepEqual([...toldIn(["a", "b"], "inbox")], ["a", "b"]);
 });
 
 test("one notice a mail, newest first: sender and subject, tagged by the mail", () => {

@@ -45,8 +45,11 @@ static void empty_object_gives_defaults(void **state)
 	assert_string_equal(str(o, "identities"), "{ }");
 	assert_string_equal(str(o, "templates"), "[ ]");
 	assert_string_equal(str(o, "afterAction"), "next");
+	/* null: the Inbox (json-c's string of null is NULL). */
+	assert_null(str(o, "notifyFolders"));
 	json_object_put(o);
 }
+
 
 static void known_keys_kept(void **state)
 {
@@ -188,6 +191,34 @@ static void bad_new_keys_refused(void **state)
 	refused(big, "longer than 256 bytes");
 }
 
+/* notifyFolders: null or up to 100 folder ids; [] is none. */
+static void notify_folders(void **state)
+{
+	char big[8192], err[160];
+	json_object *o;
+
+	(void)state;
+	o = check("{\"notifyFolders\":[\"m1\",\"Lists-7\"]}", err, sizeof(err));
+	assert_non_null(o);
+	assert_string_equal(str(o, "notifyFolders"), "[ \"m1\", \"Lists-7\" ]");
+	json_object_put(o);
+	o = check("{\"notifyFolders\":[]}", err, sizeof(err));
+	assert_non_null(o);
+	json_object_put(o);
+	o = check("{\"notifyFolders\":null}", err, sizeof(err));
+	assert_non_null(o);
+	json_object_put(o);
+	refused("{\"notifyFolders\":\"m1\"}", "null or an array");
+	refused("{\"notifyFolders\":[1]}", "must be a string");
+	refused("{\"notifyFolders\":[\"\"]}", "is empty");
+	many(big, sizeof(big), "notifyFolders", 1, SETTINGS_FOLDERS_MAX + 1, "\"m\"");
+	refused(big, "at most 100 folder ids");
+	many(big, sizeof(big), "notifyFolders", 1, SETTINGS_FOLDERS_MAX, "\"m\"");
+	o = check(big, err, sizeof(err));
+	assert_non_null(o);
+	json_object_put(o);
+}
+
 static void stored_per_account(void **state)
 {
 	struct testapp *t = *state;
@@ -233,6 +264,7 @@ int main(void)
 		cmocka_unit_test(bad_input_refused_with_reason),
 		cmocka_unit_test(identities_templates_and_delay_kept),
 		cmocka_unit_test(bad_new_keys_refused),
+		cmocka_unit_test(notify_folders),
 		T(stored_per_account),
 		T(unknown_stored_settings_fall_back),
 	};

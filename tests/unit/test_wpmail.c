@@ -54,17 +54,15 @@ static void newest_unread_in_inbox(void **state)
 	    "{\"id\":\"e4\",\"threadId\":\"t4\",\"mailboxIds\":{\"m2\":true},"
 	    "\"keywords\":{},\"from\":[],\"subject\":\"A list\","
 	    "\"receivedAt\":\"2026-12-05T12:00:00Z\"}", NULL);
+	struct wp_found f;
 	json_object *p, *v;
-	unsigned n;
-	char *st;
-	int more;
 
 	(void)state;
-	assert_int_equal(wp_mail_read(root, &p, &n, &st, &more), 0);
-	assert_int_equal(n, 2);
-	assert_string_equal(st, "s9");
-	assert_int_equal(more, 0);
-	assert_non_null(p);
+	assert_int_equal(wp_mail_read(root, NULL, NULL, &f), 0);
+	assert_int_equal(f.count, 2);
+	assert_string_equal(f.newstate, "s9");
+	assert_int_equal(f.more, 0);
+	assert_non_null(p = f.payload);
 	assert_string_equal(sub(p, "subject", NULL), "Newer");
 	assert_string_equal(sub(p, "from", "name"), "Bob");
 	assert_string_equal(sub(p, "from", "email"), "bob@x.test");
@@ -76,7 +74,7 @@ static void newest_unread_in_inbox(void **state)
 	assert_true(json_object_object_get_ex(p, "unread", &v));
 	assert_int_equal(json_object_get_int(v), 7);
 	json_object_put(p);
-	free(st);
+	free(f.newstate);
 	json_object_put(root);
 }
 
@@ -86,18 +84,15 @@ static void nothing_new_no_payload(void **state)
 	    "{\"id\":\"e3\",\"mailboxIds\":{\"m1\":true},"
 	    "\"keywords\":{\"$seen\":true},\"subject\":\"Read\"}",
 	    "[\"Email/changes\",{\"newState\":\"s10\",\"hasMoreChanges\":true},\"c\"]");
-	json_object *p;
-	unsigned n;
-	char *st;
-	int more;
+	struct wp_found f;
 
 	(void)state;
-	assert_int_equal(wp_mail_read(root, &p, &n, &st, &more), 0);
-	assert_null(p);
-	assert_int_equal(n, 0);
-	assert_string_equal(st, "s10");
-	assert_int_equal(more, 1);
-	free(st);
+	assert_int_equal(wp_mail_read(root, NULL, NULL, &f), 0);
+	assert_null(f.payload);
+	assert_int_equal(f.count, 0);
+	assert_string_equal(f.newstate, "s10");
+	assert_int_equal(f.more, 1);
+	free(f.newstate);
 	json_object_put(root);
 }
 
@@ -106,27 +101,23 @@ static void error_answer(void **state)
 {
 	json_object *root = answer("", "[\"error\",{\"type\":"
 	    "\"cannotCalculateChanges\"},\"c\"]");
-	json_object *p;
-	unsigned n;
-	char *st;
-	int more;
+	struct wp_found f;
 
 	(void)state;
-	assert_int_equal(wp_mail_read(root, &p, &n, &st, &more), -1);
-	assert_null(p);
-	assert_null(st);
+	assert_int_equal(wp_mail_read(root, NULL, NULL, &f), -1);
+	assert_null(f.payload);
+	assert_null(f.newstate);
 	json_object_put(root);
 }
 
-/* A subject longer than a notification shows is cut on a character. */
+/* A field longer than a notification shows is cut on a character. */
 static void long_subject_cut(void **state)
 {
 	char emails[1024], subj[400];
-	json_object *root, *p;
+	json_object *root;
+	struct wp_found f;
 	const char *got;
-	unsigned n;
-	char *st;
-	int more, i;
+	int i;
 
 	(void)state;
 	for (i = 0; i < 150; i++)
@@ -135,12 +126,51 @@ static void long_subject_cut(void **state)
 	snprintf(emails, sizeof(emails), "{\"id\":\"e1\",\"mailboxIds\":"
 	    "{\"m1\":true},\"subject\":\"%s\"}", subj);
 	root = answer(emails, NULL);
-	assert_int_equal(wp_mail_read(root, &p, &n, &st, &more), 0);
-	got = js_str(p, "subject");
-	assert_true(strlen(got) <= 200 && strlen(got) % 2 == 0);
+	assert_int_equal(wp_mail_read(root, NULL, NULL, &f), 0);
+	got = js_str(f.payload, "subject");
+	assert_true(strlen(got) <= 150 && strlen(got) % 2 == 0);
 	assert_memory_equal(got, subj, strlen(got));
-	json_object_put(p);
-	free(st);
+	json_object_put(f.payload);
+	free(f.newstate);
+	json_object_put(root);
+}
+
+#define THREE \
+	"{\"id\":\"e1\",\"mailboxIds\":{\"m1\":true},\"keywords\":{\"$draft\":true}," \
+	"\"from\":[{\"email\":\"erin@x.test\"}],\"subject\":\"Draft\"}," \
+	"{\"id\":\"e2\",\"mailboxIds\":{\"m1\":true},\"keywords\":{}," \
+	"\"from\":[{\"email\":\"Alice@X.test\"}],\"subject\":\"Mine\"}," \
+	"{\"id\":\"e3\",\"mailboxIds\":{\"m2\":true},\"keywords\":{}," \
+	"\"from\":[{\"email\":\"list@x.test\"}],\"subject\":\"On the list\"}"
+
+/* Drafts and the person's own mail are not news; the folders chosen
+ * replace the Inbox; none chosen, nothing notifies. */
+static void folders_drafts_and_own(void **state)
+{
+	json_object *root = answer(THREE, NULL), *folders;
+	struct wp_found f;
+	const char *t = "[\"m2\"]";
+
+	(void)state;
+	assert_int_equal(wp_mail_read(root, NULL, "alice@x.test", &f), 0);
+	assert_int_equal(f.count, 0);
+	free(f.newstate);
+	folders = json_tokener_parse(t);
+	assert_non_null(folders);
+	assert_int_equal(wp_mail_read(root, folders, "alice@x.test", &f), 0);
+	assert_int_equal(f.count, 1);
+	assert_string_equal(js_str(f.payload, "subject"), "On the list");
+	assert_string_equal(js_str(f.payload, "folder"), "Lists");
+	assert_string_equal(js_str(f.payload, "mailboxId"), "m2");
+	assert_null(js_str(f.payload, "role"));
+	json_object_put(f.payload);
+	free(f.newstate);
+	json_object_put(folders);
+	folders = json_object_new_array();
+	assert_int_equal(wp_mail_read(root, folders, NULL, &f), 0);
+	assert_int_equal(f.count, 0);
+	free(f.newstate);
+	json_object_put(folders);
 	json_object_put(root);
 }
 
@@ -174,6 +204,7 @@ int main(void)
 		cmocka_unit_test(nothing_new_no_payload),
 		cmocka_unit_test(error_answer),
 		cmocka_unit_test(long_subject_cut),
+		cmocka_unit_test(folders_drafts_and_own),
 		cmocka_unit_test(hosts_allowed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

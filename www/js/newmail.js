@@ -1,15 +1,26 @@
 // newmail.js: pure. What new mail says outside the page: which of the
-// emails a refresh found created deserve a desktop notification, its
-// words, and the count drawn on the favicon.
+// emails a refresh found created deserve a desktop notification (in the
+// folders the person chose, the Inbox by default), its words, and the
+// count drawn on the favicon.
 
 // At most MAX notifications for one refresh; more arrive as one summary
 // (a server catching up after a pause must not open 40 of them).
 export const MAX = 3;
 
-// Unread mail in the Inbox that is neither a draft nor the user's own.
-export function worthTelling(emails, { inboxId, own = [] }) {
+// The folders whose new mail is told: the setting notifyFolders (null,
+// the default, is the Inbox; else exactly those ids, [] none).
+export const toldIn = (folders, inboxId) => new Set(Array.isArray(folders) ? folders : inboxId ? [inboxId] : []);
+
+// The setting for the folders ticked (ids in the tree's order): the
+// Inbox alone is the default, null, which follows the Inbox's role.
+export const folderSetting = (ids, inboxId) => (ids.length === 1 && ids[0] === inboxId ? null : [...ids]);
+
+// Unread mail in those folders that is neither a draft nor the user's own.
+export function worthTelling(emails, { inboxId, folders = null, own = [] }) {
   const mine = new Set(own.map((a) => String(a).toLowerCase()));
-  return emails.filter((e) => inboxId && e.mailboxIds?.[inboxId] && !e.keywords?.$seen && !e.keywords?.$draft
+  const told = toldIn(folders, inboxId);
+  return emails.filter((e) => Object.entries(e.mailboxIds || {}).some(([id, on]) => on && told.has(id))
+    && !e.keywords?.$seen && !e.keywords?.$draft
     && !(e.from || []).some((a) => mine.has(String(a.email).toLowerCase())));
 }
 

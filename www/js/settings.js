@@ -8,7 +8,7 @@ const PATH = "/api/auth/settings";
 const CACHE = "postern.settings.cache";
 export const DEFAULTS = { theme: "system", density: "comfortable", threads: true, showImages: false,
   compose: "plain", signature: "", language: "", sendDelay: 10, identities: {}, templates: [],
-  afterAction: "next" };
+  afterAction: "next", notifyFolders: null };
 let values = { ...DEFAULTS };
 const listeners = [];
 
