@@ -397,10 +397,23 @@ test("update: a new release is offered (Reload), nothing reloads by itself; Relo
   let loads = 0;
   page.on("framenavigated", (f) => { if (f === page.mainFrame()) loads++; });
   await page.evaluate(() => { self.__before = true; });
-  // What the browser does on a navigation, and the app every hour.
-  await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+  // What the browser does on a navigation, and the app every hour; asked
+  // again until the web server serves the new files (lighttpd keeps a
+  // file's stat for a second, and a loaded machine may be slower still).
   const offer = page.getByRole("status").filter({ hasText: "A new version of postern is ready." });
-  await offer.waitFor({ timeout: 30000 });
+  await until(async () => {
+    await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+    return (await offer.isVisible()) || offer.waitFor({ timeout: 3000 }).then(() => true, () => false);
+  }, "the offer of the new release", 45000).catch(async (e) => {
+    // What the browser and the server had, for the log.
+    const seen = await page.evaluate(async () => {
+      const r = await navigator.serviceWorker.getRegistration();
+      const served = await (await fetch("js/precache.js", { cache: "no-store" })).text();
+      return { installing: !!r.installing, waiting: !!r.waiting, active: r.active?.state,
+        caches: await caches.keys(), served: (served.match(/VERSION = "([^"]*)"/) || [])[1] };
+    });
+    throw new Error(`${e.message}: ${JSON.stringify({ ...seen, fresh })}`);
+  });
   // It waits for the user: the same page, the new worker waiting, both caches kept.
   await page.waitForTimeout(2000);
   assert(loads === 0 && await page.evaluate(() => self.__before === true), "nothing reloaded by itself");
