@@ -141,7 +141,8 @@ static void check_db(struct admin_report *r, const char *path)
 	long long v = -1, n = 0;
 	char err[256];
 
-	if (check_private(r, "state_db", path) == -1)
+	/* A file's mode and folder; PostgreSQL guards its own. */
+	if (!store_is_url(path) && check_private(r, "state_db", path) == -1)
 		return;
 	if (store_inspect(path, &v, &n, err, sizeof(err)) == -1) {
 		admin_error(r, "state_db %s: %s", path, err);
@@ -157,7 +158,8 @@ static void check_db(struct admin_report *r, const char *path)
 		admin_warning(r, "state_db %s: schema %lld, upgraded to %d when "
 		    "a program opens it", path, v, STORE_SCHEMA_VERSION);
 	}
-	check_folder(r, path);
+	if (!store_is_url(path))
+		check_folder(r, path);
 }
 
 static void check_files(struct admin_report *r, const struct cfg *c)

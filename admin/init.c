@@ -4,6 +4,7 @@
  * operator can make them before the web server runs, as the right user,
  * and see that it worked. Running it again changes nothing. */
 #include "admin.h"
+#include "store.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -72,6 +73,19 @@ static int make_vapid_key(const char *path, char *err, size_t errlen)
 	return rc;
 }
 
+/* Whether the state database is there already: a file, or a PostgreSQL
+ * database that holds the schema (PostgreSQL's server, role and database
+ * are the operator's to make: INSTALL.md). */
+static int db_exists(const char *db)
+{
+	long long v = 0, n = 0;
+	char err[256];
+
+	if (!store_is_url(db))
+		return access(db, F_OK) == 0;
+	return store_inspect(db, &v, &n, err, sizeof(err)) == 0 && v > 0;
+}
+
 int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 {
 	struct app a;
@@ -79,13 +93,14 @@ int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 
 	if (app_load_cfg(&a, path, err, errlen) == -1)
 		return -1;
-	if (make_folder(a.cfg.state_db, out, err, errlen) == -1 ||
+	if ((!store_is_url(a.cfg.state_db) &&
+	    make_folder(a.cfg.state_db, out, err, errlen) == -1) ||
 	    make_folder(a.cfg.secret_file, out, err, errlen) == -1) {
 		cfg_free(&a.cfg);
 		return -1;
 	}
 	had_secret = access(a.cfg.secret_file, F_OK) == 0;
-	had_db = access(a.cfg.state_db, F_OK) == 0;
+	had_db = db_exists(a.cfg.state_db);
 	/* This creates both 0600 when missing, and migrates the schema. */
 	if (app_open_cfg(&a, err, errlen) == -1) {
 		cfg_free(&a.cfg);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "admin.h"
+#include "store.h"
 #include "log.h"
 
 #define EXIT_USAGE 2
@@ -134,7 +135,8 @@ static int open_state(struct app *a, const char *path)
 
 	if (app_load_cfg(a, path, err, sizeof(err)) == -1)
 		return fail(err);
-	if (access(c->secret_file, F_OK) == -1 || access(c->state_db, F_OK) == -1) {
+	if (access(c->secret_file, F_OK) == -1 || (!store_is_url(c->state_db) &&
+	    access(c->state_db, F_OK) == -1)) {
 		fprintf(stderr, "postern-admin: %s or %s is missing: run "
 		    "postern-admin init\n", c->secret_file, c->state_db);
 		cfg_free(&a->cfg);

@@ -167,6 +167,8 @@ static void health(struct req *r)
 	else
 		json_object_object_add(p, "accounts", json_object_new_object());
 	json_object_object_add(o, "push", p);
+	if (!ok)
+		req_header(r, "Retry-After", SERVE_RETRY_AFTER);
 	req_json(r, ok ? 200 : 503, o);
 	json_object_put(o);
 }

@@ -243,7 +243,7 @@ out:
 
 void serve_store_failed(struct req *r)
 {
-	req_header(r, "Retry-After", "5");
+	req_header(r, "Retry-After", SERVE_RETRY_AFTER);
 	req_error(r, ERR_UNAVAILABLE, NULL);
 }
 

@@ -45,8 +45,12 @@ void serve_session_refused(struct req *r);
  * enum up_result other than UP_OK): 504 upstream_timeout or 502
  * upstream_error. */
 void serve_upstream_failed(struct req *r, int res);
+/* Seconds a client waits before retrying while the state database is
+ * unavailable (Retry-After). */
+#define SERVE_RETRY_AFTER "5"
 /* 503 service_unavailable with Retry-After: the state database is busy,
- * locked, read-only or full. A fault that clears, so the app retries. */
+ * locked, read-only, full or (PostgreSQL) down. A fault that clears, so
+ * the app retries. */
 void serve_store_failed(struct req *r);
 
 #endif

@@ -1,350 +1,60 @@
-/* store: the SQLite connection behind the state interface: opened with
- * WAL, a busy handler and defensive settings, its schema created or
- * brought up to date by PRAGMA user_version, its statements kept. */
+/* store: the state interface's own calls, over the engine state_db names
+ * (a libpq connection URI: PostgreSQL, db_pg.c; anything else: a SQLite
+ * file, db_sqlite.c). */
 #include "store.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "log.h"
-#include "seal.h"
-#include "sqlite.h"
+#include "db.h"
 
-static const char db_schema[] =
+const char db_schema_sql[] =
 #include "schema.inc"
 ;
 
-/* Waits for another process's write lock. Writes here hold it for
- * microseconds, but SQLite's own busy timeout sleeps a millisecond or more
- * from the first retry. So the wait starts at 20 us and doubles up to
- * 10 ms, then stays there, about 5 s in all. Doubling rather than polling
- * matters when many CGI processes share two cores: a holder descheduled
- * for a time slice must not be starved by waiters retrying. */
-static int db_busy(void *ctx, int count)
+int store_is_url(const char *state_db)
 {
-	if (count >= 10 + 500)
-		return 0;
-	usleep(count < 10 ? (useconds_t)20 << count : 10000);
-	return 1;
-}
-
-static int db_pragmas(struct store *db)
-{
-	int on = 1;
-
-	sqlite3_busy_handler(db->h, db_busy, NULL);
-	sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, &on);
-	sqlite3_db_config(db->h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &on);
-	/* secure_delete (Debian's build has it on anyway): what a row held
-	 * before an update or delete is overwritten, not left in free space
-	 * for a copy of the file to show. */
-	return sqlite3_exec(db->h,
-	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-	    " PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;"
-	    " PRAGMA secure_delete=ON;",
-	    NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-}
-
-int sq_one_int(sqlite3 *h, const char *sql, long long *v)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL)
-		rc = 2;
-	else if (rc == SQLITE_ROW) {
-		*v = sqlite3_column_int64(st, 0);
-		rc = 0;
-	} else
-		rc = rc == SQLITE_DONE ? 1 : -1;
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int db_user_version(struct store *db, int *v)
-{
-	long long n;
-
-	if (sq_one_int(db->h, "PRAGMA user_version", &n) != 0)
-		return -1;
-	*v = (int)n;
-	return 0;
-}
-
-/* The steps from each older version to the next, run in order inside the
- * migration's transaction. */
-static const char *const db_upgrades[] = {
-	/* 1 -> 2: pushd counts each account's open event streams. */
-	"ALTER TABLE push_accounts ADD COLUMN tabs INTEGER NOT NULL DEFAULT 0",
-	/* 2 -> 3: when the mail server last accepted a session. 0 for the
-	 * sessions already there: their next route that does not ask the
-	 * mail server itself asks it first. */
-	"ALTER TABLE sessions ADD COLUMN verified INTEGER NOT NULL DEFAULT 0",
-	/* 3 -> 4: a verified subscription's push token, the only credential
-	 * of its callback, is kept as its SHA-256 (hex). The rows there are
-	 * hashed in place, so that their subscriptions go on. A pushd of
-	 * the old version still running meets no column "token" and so
-	 * cannot write a clear one. */
-	"ALTER TABLE push_accounts RENAME COLUMN token TO token_hash;"
-	" UPDATE push_accounts SET token_hash = postern_sha256_hex(token_hash)"
-	" WHERE token_hash IS NOT NULL",
-	/* 4 -> 5: devices' Web Push subscriptions (conf/schema.sql). */
-	"CREATE TABLE webpush (session TEXT PRIMARY KEY REFERENCES"
-	" sessions(id) ON DELETE CASCADE, account TEXT NOT NULL,"
-	" endpoint TEXT NOT NULL, p256dh BLOB NOT NULL, auth BLOB NOT NULL,"
-	" sealed BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;"
-	" CREATE INDEX webpush_account ON webpush(account)",
-};
-_Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
-    STORE_SCHEMA_VERSION - 1, "one upgrade step for each version");
-
-/* postern_sha256_hex(text): the SHA-256 of its bytes in hex, for the
- * upgrades only (registered while they run). */
-static void db_sha256_hex(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	unsigned char h[SEAL_HASH_LEN];
-	char hex[2 * SEAL_HASH_LEN + 1];
-	const unsigned char *p;
-
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	p = sqlite3_value_text(argv[0]);
-	seal_sha256(p ? p : (const unsigned char *)"", (size_t)sqlite3_value_bytes(argv[0]), h);
-	seal_hex(h, sizeof(h), hex);
-	sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
-}
-
-static int db_upgrade(struct store *db, int from)
-{
-	int v, rc = 0;
-
-	if (sqlite3_create_function(db->h, "postern_sha256_hex", 1, SQLITE_UTF8 |
-	    SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL, db_sha256_hex, NULL,
-	    NULL) != SQLITE_OK)
-		return -1;
-	for (v = from; v < STORE_SCHEMA_VERSION && rc == 0; v++)
-		if (sqlite3_exec(db->h, db_upgrades[v - 1], NULL, NULL, NULL) !=
-		    SQLITE_OK)
-			rc = -1;
-	sqlite3_create_function(db->h, "postern_sha256_hex", 1, SQLITE_UTF8,
-	    NULL, NULL, NULL, NULL);
-	return rc;
-}
-
-/* Creates the schema inside one write transaction, so that processes that
- * start together create it once and nothing half-made is ever seen. */
-static int db_migrate(struct store *db, char *err, size_t errlen)
-{
-	char sql[64];
-	int v;
-
-	/* The common case, a current schema, needs no write lock: a CGI
-	 * process starting per request must not queue behind the others. */
-	if (db_user_version(db, &v) == 0 && v == STORE_SCHEMA_VERSION)
-		return 0;
-	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
-	if (db_user_version(db, &v) == -1)
-		goto fail;
-	if (v > STORE_SCHEMA_VERSION) {
-		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-		snprintf(err, errlen, "database schema %d is newer than this "
-		    "program (%d)", v, STORE_SCHEMA_VERSION);
-		return -1;
-	}
-	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
-	if (v == 0) {
-		if (sqlite3_exec(db->h, db_schema, NULL, NULL, NULL) != SQLITE_OK ||
-		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
-			goto fail;
-	} else if (v < STORE_SCHEMA_VERSION) {
-		if (db_upgrade(db, v) == -1 ||
-		    sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
-			goto fail;
-	}
-	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
-		/* The pages an upgrade replaced (clear push tokens before
-		 * version 4) leave the log too, unless a reader holds it. */
-		if (v > 0 && v < STORE_SCHEMA_VERSION)
-			sqlite3_exec(db->h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
-			    NULL, NULL);
-		return 0;
-	}
-fail:
-	snprintf(err, errlen, "database schema: %s", sqlite3_errmsg(db->h));
-	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	return state_db && (!strncmp(state_db, "postgresql://", 13) ||
+	    !strncmp(state_db, "postgres://", 11));
 }
 
 int store_open(struct store **out, const char *path, char *err,
     size_t errlen)
 {
-	struct store *db;
-	mode_t old;
-	int rc;
-
-	*out = NULL;
-	if ((db = calloc(1, sizeof(*db))) == NULL) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	/* The file and its -wal/-shm siblings are created 0600. */
-	old = umask(077);
-	rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-	umask(old);
-	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path,
-		    db->h ? sqlite3_errmsg(db->h) : "cannot open");
-		store_close(db);
-		return -1;
-	}
-	if (db_pragmas(db) == -1) {
-		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->h));
-		store_close(db);
-		return -1;
-	}
-	if (db_migrate(db, err, errlen) == -1) {
-		store_close(db);
-		return -1;
-	}
-	*out = db;
-	return 0;
+	if (store_is_url(path))
+		return db_pg_open(out, path, err, errlen);
+	return db_sqlite_open(out, path, err, errlen);
 }
 
-void store_close(struct store *db)
+void store_close(struct store *st)
 {
-	int i;
-
-	if (db == NULL)
-		return;
-	for (i = 0; i < db->n; i++)
-		sqlite3_finalize(db->stmts[i].st);
-	if (db->h)
-		sqlite3_close(db->h);
-	free(db);
+	if (st)
+		db_ops(st)->close(st);
 }
 
-sqlite3_stmt *sq_stmt(struct store *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int i;
-
-	for (i = 0; i < db->n; i++)
-		if (db->stmts[i].sql == sql) {
-			st = db->stmts[i].st;
-			sqlite3_reset(st);
-			sqlite3_clear_bindings(st);
-			return st;
-		}
-	if (db->n == STORE_MAX_STMTS) {
-		log_err("db: statement cache full");
-		return NULL;
-	}
-	if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT,
-	    &st, NULL) != SQLITE_OK) {
-		log_err("db: prepare: %s", sqlite3_errmsg(db->h));
-		return NULL;
-	}
-	db->stmts[db->n].sql = sql;
-	db->stmts[db->n].st = st;
-	db->n++;
-	return st;
-}
-
-int sq_exec(struct store *db, sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
-		return 0;
-	return sq_fail(db, "db");
-}
-
-int sq_changes(struct store *db, sqlite3_stmt *st)
-{
-	return sq_exec(db, st) == -1 ? -1 : sqlite3_changes(db->h);
-}
-
-long long sq_int(struct store *db, sqlite3_stmt *st)
-{
-	long long v = -1;
-	int rc = sqlite3_step(st);
-
-	if (rc == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		sq_fail(db, "db");
-	return v;
-}
-
-int sq_text(sqlite3_stmt *st, int i, const char *s)
-{
-	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
-}
-
-int sq_blob(sqlite3_stmt *st, int i, const void *p, size_t n)
-{
-	return sqlite3_bind_blob(st, i, p, (int)n, SQLITE_TRANSIENT) == SQLITE_OK ? 0 : -1;
-}
-
-const char *sq_col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? (const char *)t : "";
-}
-
-int sq_fail(struct store *db, const char *what)
-{
-	log_err("%s: %s", what, sqlite3_errmsg(db->h));
-	return -1;
-}
-
-int store_ping(struct store *db)
+int store_ping(struct store *st)
 {
 	static const char sql[] = "SELECT count(*) FROM sessions";
-	sqlite3_stmt *st;
+	struct db_stmt *s;
 
-	if (db == NULL || (st = sq_stmt(db, sql)) == NULL)
+	if (st == NULL || (s = db_stmt(st, sql)) == NULL)
 		return -1;
-	return sq_int(db, st) >= 0 ? 0 : -1;
+	return db_one(st, s) >= 0 ? 0 : -1;
 }
 
-int store_begin(struct store *db)
+int store_begin(struct store *st)
 {
-	return sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ?
-	    0 : sq_fail(db, "db: begin");
+	return db_ops(st)->begin(st) == 0 ? 0 : db_fail(st, "db: begin");
 }
 
-int store_commit(struct store *db)
+int store_commit(struct store *st)
 {
-	return sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ?
-	    0 : sq_fail(db, "db: commit");
+	return db_ops(st)->commit(st) == 0 ? 0 : db_fail(st, "db: commit");
 }
 
 int store_inspect(const char *path, long long *version, long long *objects,
     char *err, size_t errlen)
 {
-	sqlite3 *h = NULL;
-	int rc = 0;
-
-	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sq_one_int(h, "PRAGMA user_version", version) != 0 ||
-	    sq_one_int(h, "SELECT count(*) FROM sqlite_schema", objects) != 0) {
-		snprintf(err, errlen, "%s", h ? sqlite3_errmsg(h) : "cannot open");
-		rc = -1;
-	}
-	sqlite3_close(h);
-	return rc;
+	if (store_is_url(path))
+		return db_pg_inspect(path, version, objects, err, errlen);
+	return db_sqlite_inspect(path, version, objects, err, errlen);
 }

@@ -2,9 +2,10 @@
  * process keeps beyond one request (sessions, rate windows, pushd's
  * accounts, devices' Web Push subscriptions, settings) is read and
  * written here and nowhere else: no SQL
- * text and no engine call outside state/. One implementation today, on
- * SQLite (store.c opens it and keeps the schema; one file per thing
- * kept). A caller holds an opaque struct store; rows come back through
+ * text and no engine call outside state/. Two engines behind it: SQLite
+ * (db_sqlite.c, the default) and PostgreSQL (db_pg.c), under one
+ * statement layer (db.h) so that each statement is written once; one file
+ * per thing kept. A caller holds an opaque struct store; rows come back through
  * callbacks whose arguments are valid only during the call, so that the
  * engine's own memory is never copied on the data path. */
 #ifndef POSTERN_STORE_H
@@ -19,8 +20,12 @@ struct store;
 
 /* -- the store itself (store.c) ------------------------------------------ */
 
-/* Opens (creating with mode 0600 when missing) and brings the schema to
- * STORE_SCHEMA_VERSION. 0 with *out set, or -1 with a message in err. */
+/* Whether state_db is a libpq connection URI (postgresql:// or
+ * postgres://) rather than the path of a SQLite file: 1 or 0. */
+int store_is_url(const char *state_db);
+/* Opens (a SQLite file is created with mode 0600 when missing) and
+ * brings the schema to STORE_SCHEMA_VERSION. 0 with *out set, or -1
+ * with a message in err. */
 int store_open(struct store **out, const char *path, char *err, size_t errlen);
 void store_close(struct store *st);
 /* A plain check that the store answers: 0 or -1. */
@@ -29,7 +34,8 @@ int store_ping(struct store *st);
 int store_begin(struct store *st);
 int store_commit(struct store *st);
 /* What postern-admin check reports of a store it must not change: opened
- * read-only, never created or migrated. *version is 0 for an empty file;
+ * read-only, never created or migrated. *version is 0 for an empty file
+ * or database;
  * *objects counts its tables and indexes. 0, or -1 with a message. */
 int store_inspect(const char *path, long long *version, long long *objects,
     char *err, size_t errlen);

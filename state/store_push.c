@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sqlite.h"
+#include "db.h"
 
 static const char *const mode_names[STORE_PUSH_NMODES] = {
 	"poll", "relay", "subscription"
@@ -38,40 +38,44 @@ static const char sql_held[] =
 static const char sql_token[] =
     "SELECT count(*) FROM push_accounts WHERE token_hash = ?1"
     " AND mode = 'subscription'";
+/* Counts by CASE, not by summing a comparison (PostgreSQL has no sum of
+ * booleans), and cast: PostgreSQL's sum of BIGINT is NUMERIC. */
+#define COUNT_IF(cond) "coalesce(sum(CASE WHEN " cond " THEN 1 ELSE 0 END), 0)"
 static const char sql_modes[] =
-    "SELECT mode, count(*), coalesce(sum(tabs > 0), 0),"
-    " coalesce(sum(tabs), 0) FROM push_accounts GROUP BY mode ORDER BY mode";
+    "SELECT mode, count(*), " COUNT_IF("tabs > 0") ","
+    " CAST(coalesce(sum(tabs), 0) AS BIGINT) FROM push_accounts"
+    " GROUP BY mode ORDER BY mode";
 static const char sql_subs[] =
-    "SELECT count(*), coalesce(sum(expires < ?1), 0),"
-    " coalesce(sum(expires >= ?1 AND expires < ?2), 0) FROM push_accounts"
+    "SELECT count(*), " COUNT_IF("expires < ?1") ","
+    " " COUNT_IF("expires >= ?1 AND expires < ?2") " FROM push_accounts"
     " WHERE mode = 'subscription' AND sub_id IS NOT NULL";
+#undef COUNT_IF
 
 int store_push_put(struct store *st, const struct store_push_row *r)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_put);
+	struct db_stmt *s = db_stmt(st, sql_put);
 
-	if (s == NULL || (unsigned)r->mode >= STORE_PUSH_NMODES)
+	if (s == NULL || (unsigned)r->mode >= STORE_PUSH_NMODES ||
+	    db_text(st, s, 1, r->account) == -1 ||
+	    db_text(st, s, 2, mode_names[r->mode]) == -1 ||
+	    db_text(st, s, 3, r->states) == -1 ||
+	    db_int(st, s, 4, r->tabs) == -1 ||
+	    db_int(st, s, 5, r->updated) == -1)
 		return -1;
-	sq_text(s, 1, r->account);
-	sq_text(s, 2, mode_names[r->mode]);
-	sq_text(s, 3, r->states);
-	sqlite3_bind_int64(s, 4, r->tabs);
-	sqlite3_bind_int64(s, 5, r->updated);
-	if (r->sub_id && r->token_hash) {
-		sq_text(s, 6, r->sub_id);
-		sq_text(s, 7, r->token_hash);
-		sqlite3_bind_int64(s, 8, r->expires);
-	}
-	return sq_exec(st, s);
+	if (r->sub_id && r->token_hash && (db_text(st, s, 6, r->sub_id) == -1 ||
+	    db_text(st, s, 7, r->token_hash) == -1 ||
+	    db_int(st, s, 8, r->expires) == -1))
+		return -1;
+	return db_exec(st, s);
 }
 
 static int by_account(struct store *st, const char *sql, const char *account)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql);
+	struct db_stmt *s = db_stmt(st, sql);
 
-	if (s == NULL || sq_text(s, 1, account) == -1)
+	if (s == NULL || db_text(st, s, 1, account) == -1)
 		return -1;
-	return sq_exec(st, s);
+	return db_exec(st, s);
 }
 
 int store_push_delete(struct store *st, const char *account)
@@ -86,81 +90,78 @@ int store_push_delete_channel(struct store *st, const char *account)
 
 int store_push_startup(struct store *st, long long now)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = 0;
 
-	if ((s = sq_stmt(st, sql_clean)) == NULL || sq_exec(st, s) == -1)
+	if ((s = db_stmt(st, sql_clean)) == NULL || db_exec(st, s) == -1)
 		rc = -1;
-	if ((s = sq_stmt(st, sql_untab)) == NULL || sq_exec(st, s) == -1)
+	if ((s = db_stmt(st, sql_untab)) == NULL || db_exec(st, s) == -1)
 		rc = -1;
-	if ((s = sq_stmt(st, sql_expired)) == NULL)
+	if ((s = db_stmt(st, sql_expired)) == NULL || db_int(st, s, 1, now) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 1, now);
-	return sq_exec(st, s) == -1 ? -1 : rc;
+	return db_exec(st, s) == -1 ? -1 : rc;
 }
 
 int store_push_held(struct store *st, const char *account, char **sub_id,
     char *hash, size_t hash_len, long long *expires)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_held);
+	struct db_stmt *s = db_stmt(st, sql_held);
 	int rc;
 
 	*sub_id = NULL;
-	if (s == NULL || sq_text(s, 1, account) == -1)
+	if (s == NULL || db_text(st, s, 1, account) == -1)
 		return -1;
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW &&
-	    strlen(sq_col_text(s, 1)) == hash_len &&
-	    (*sub_id = strdup(sq_col_text(s, 0))) != NULL) {
-		memcpy(hash, sq_col_text(s, 1), hash_len + 1);
-		*expires = sqlite3_column_int64(s, 2);
+	rc = db_step(st, s);
+	if (rc == DB_ROW &&
+	    strlen(db_col_text(st, s, 1)) == hash_len &&
+	    (*sub_id = strdup(db_col_text(st, s, 0))) != NULL) {
+		memcpy(hash, db_col_text(st, s, 1), hash_len + 1);
+		*expires = db_col_int(st, s, 2);
 		rc = 1;
 	} else
-		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
-		    sq_fail(st, "push_accounts");
-	sqlite3_reset(s);
+		rc = rc == DB_ERROR ? -1 : 0;
+	db_reset(st, s);
 	return rc;
 }
 
 int store_push_token_known(struct store *st, const char *hash)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_token);
+	struct db_stmt *s = db_stmt(st, sql_token);
 	long long n;
 
-	if (s == NULL || sq_text(s, 1, hash) == -1 || (n = sq_int(st, s)) < 0)
+	if (s == NULL || db_text(st, s, 1, hash) == -1 || (n = db_one(st, s)) < 0)
 		return -1;
 	return n > 0;
 }
 
 int store_push_modes(struct store *st, store_push_mode_fn *fn, void *ctx)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_modes);
+	struct db_stmt *s = db_stmt(st, sql_modes);
 	int rc;
 
 	if (s == NULL)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		fn(ctx, sq_col_text(s, 0), sqlite3_column_int64(s, 1),
-		    sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : sq_fail(st, "push_accounts");
+	while ((rc = db_step(st, s)) == DB_ROW)
+		fn(ctx, db_col_text(st, s, 0), db_col_int(st, s, 1),
+		    db_col_int(st, s, 2), db_col_int(st, s, 3));
+	db_reset(st, s);
+	return rc == DB_DONE ? 0 : -1;
 }
 
 int store_push_subs(struct store *st, long long now, long long renew_by,
     long long *all, long long *expired, long long *due)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_subs);
+	struct db_stmt *s = db_stmt(st, sql_subs);
 	int rc;
 
-	if (s == NULL)
+	if (s == NULL || db_int(st, s, 1, now) == -1 ||
+	    db_int(st, s, 2, renew_by) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 1, now);
-	sqlite3_bind_int64(s, 2, renew_by);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		*all = sqlite3_column_int64(s, 0);
-		*expired = sqlite3_column_int64(s, 1);
-		*due = sqlite3_column_int64(s, 2);
+	if ((rc = db_step(st, s)) == DB_ROW) {
+		*all = db_col_int(st, s, 0);
+		*expired = db_col_int(st, s, 1);
+		*due = db_col_int(st, s, 2);
 	}
-	sqlite3_reset(s);
-	return rc == SQLITE_ROW ? 0 : sq_fail(st, "push_accounts");
+	db_reset(st, s);
+	return rc == DB_ROW ? 0 : -1;
 }

@@ -4,11 +4,13 @@
 
 #include <string.h>
 
-#include "sqlite.h"
+#include "db.h"
 
+/* rate.n, not n: PostgreSQL will not guess between the row there and
+ * the one proposed (excluded). */
 static const char sql_add[] =
     "INSERT INTO rate(key, win, n, until) VALUES(?1, ?2, ?4, ?3)"
-    " ON CONFLICT(key, win) DO UPDATE SET n = n + ?4 RETURNING n";
+    " ON CONFLICT(key, win) DO UPDATE SET n = rate.n + ?4 RETURNING n";
 static const char sql_refund[] =
     "UPDATE rate SET n = n - 1 WHERE key = ?1 AND win = ?2 AND n > 0";
 static const char sql_prune[] = "DELETE FROM rate WHERE until <= ?1";
@@ -25,7 +27,7 @@ static const char *const sql_counts[STORE_RATE_KEYS_MAX] = {
 	"SELECT key, n FROM rate WHERE win = ?5 AND key IN (?1, ?2, ?3, ?4)",
 };
 #define ADD_EACH(values) "INSERT INTO rate(key, win, n, until) VALUES " values \
-	" ON CONFLICT(key, win) DO UPDATE SET n = n + 1"
+	" ON CONFLICT(key, win) DO UPDATE SET n = rate.n + 1"
 static const char *const sql_add_each[STORE_RATE_KEYS_MAX] = {
 	ADD_EACH("(?1, ?5, 1, ?6)"),
 	ADD_EACH("(?1, ?5, 1, ?6), (?2, ?5, 1, ?6)"),
@@ -44,72 +46,71 @@ static const char *const sql_refund_each[STORE_RATE_KEYS_MAX] = {
 long long store_rate_add(struct store *st, const char *key, long long win,
     long long until, long k)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_add);
+	struct db_stmt *s = db_stmt(st, sql_add);
 	long long n = -1;
 
-	if (s == NULL || sq_text(s, 1, key) == -1)
+	if (s == NULL || db_text(st, s, 1, key) == -1 ||
+	    db_int(st, s, 2, win) == -1 || db_int(st, s, 3, until) == -1 ||
+	    db_int(st, s, 4, k) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 2, win);
-	sqlite3_bind_int64(s, 3, until);
-	sqlite3_bind_int64(s, 4, k);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		n = sqlite3_column_int64(s, 0);
-		/* Step on to SQLITE_DONE: only then does SQLite end the
-		 * write and run its WAL auto-checkpoint; a reset after the
-		 * row leaves the WAL growing until some other write
+	if (db_step(st, s) == DB_ROW) {
+		n = db_col_int(st, s, 0);
+		/* Step on to the end: only then does SQLite end the write
+		 * and run its WAL auto-checkpoint; a reset after the row
+		 * leaves the WAL growing until some other write
 		 * checkpoints it. */
-		if (sqlite3_step(s) != SQLITE_DONE)
+		if (db_step(st, s) != DB_DONE)
 			n = -1;
 	}
-	sqlite3_reset(s);
-	if (n < 0)
-		sq_fail(st, "rate");
+	db_reset(st, s);
 	return n;
+}
+
+/* A statement over a key (or none) and a time: 0 or -1. */
+static int key_time(struct store *st, const char *sql, const char *key,
+    long long t)
+{
+	struct db_stmt *s = db_stmt(st, sql);
+
+	if (s == NULL || (key && db_text(st, s, 1, key) == -1) ||
+	    db_int(st, s, key ? 2 : 1, t) == -1)
+		return -1;
+	return db_exec(st, s);
 }
 
 int store_rate_refund(struct store *st, const char *key, long long win)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_refund);
-
-	if (s == NULL || sq_text(s, 1, key) == -1)
-		return -1;
-	sqlite3_bind_int64(s, 2, win);
-	return sq_exec(st, s);
+	return key_time(st, sql_refund, key, win);
 }
 
 int store_rate_prune(struct store *st, long long now)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_prune);
-
-	if (s == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, now);
-	return sq_exec(st, s);
+	return key_time(st, sql_prune, NULL, now);
 }
 
 /* sqls[k - 1] with keys[0..k), the window win and its end bound; NULL on
  * error. */
-static sqlite3_stmt *each_stmt(struct store *st, const char *const sqls[],
+static struct db_stmt *each_stmt(struct store *st, const char *const sqls[],
     const char *const keys[], int k, long long win, long long until)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int i;
 
-	if (k < 1 || k > STORE_RATE_KEYS_MAX || (s = sq_stmt(st, sqls[k - 1])) == NULL)
+	if (k < 1 || k > STORE_RATE_KEYS_MAX || (s = db_stmt(st, sqls[k - 1])) == NULL)
 		return NULL;
 	for (i = 0; i < k; i++)
-		if (sq_text(s, i + 1, keys[i]) == -1)
+		if (db_text(st, s, i + 1, keys[i]) == -1)
 			return NULL;
-	sqlite3_bind_int64(s, 5, win);
-	if (sqlite3_bind_parameter_count(s) >= 6)
-		sqlite3_bind_int64(s, 6, until);
+	if (db_int(st, s, 5, win) == -1 || (db_ops(st)->nparams(s) >= 6 &&
+	    db_int(st, s, 6, until) == -1))
+		return NULL;
 	return s;
 }
 
 int store_rate_counts(struct store *st, const char *const keys[], int k,
     long long win, long long n[])
 {
-	sqlite3_stmt *s = each_stmt(st, sql_counts, keys, k, win, 0);
+	struct db_stmt *s = each_stmt(st, sql_counts, keys, k, win, 0);
 	const char *key;
 	int i, rc;
 
@@ -117,28 +118,28 @@ int store_rate_counts(struct store *st, const char *const keys[], int k,
 		return -1;
 	for (i = 0; i < k; i++)
 		n[i] = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		key = (const char *)sqlite3_column_text(s, 0);
-		for (i = 0; key && i < k; i++)
+	while ((rc = db_step(st, s)) == DB_ROW) {
+		key = db_col_text(st, s, 0);
+		for (i = 0; i < k; i++)
 			if (!strcmp(key, keys[i]))
-				n[i] = sqlite3_column_int64(s, 1);
+				n[i] = db_col_int(st, s, 1);
 	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : sq_fail(st, "rate");
+	db_reset(st, s);
+	return rc == DB_DONE ? 0 : -1;
 }
 
 int store_rate_add_each(struct store *st, const char *const keys[], int k,
     long long win, long long until)
 {
-	sqlite3_stmt *s = each_stmt(st, sql_add_each, keys, k, win, until);
+	struct db_stmt *s = each_stmt(st, sql_add_each, keys, k, win, until);
 
-	return s ? sq_exec(st, s) : -1;
+	return s ? db_exec(st, s) : -1;
 }
 
 int store_rate_refund_each(struct store *st, const char *const keys[], int k,
     long long win)
 {
-	sqlite3_stmt *s = each_stmt(st, sql_refund_each, keys, k, win, 0);
+	struct db_stmt *s = each_stmt(st, sql_refund_each, keys, k, win, 0);
 
-	return s ? sq_exec(st, s) : -1;
+	return s ? db_exec(st, s) : -1;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sqlite.h"
+#include "db.h"
 
 static const char sql_get[] = "SELECT json FROM settings WHERE account = ?1";
 static const char sql_put[] =
@@ -14,28 +14,26 @@ static const char sql_put[] =
 
 int store_settings_get(struct store *st, const char *account, char **json)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_get);
+	struct db_stmt *s = db_stmt(st, sql_get);
 	int rc;
 
 	*json = NULL;
-	if (s == NULL || sq_text(s, 1, account) == -1)
+	if (s == NULL || db_text(st, s, 1, account) == -1)
 		return -1;
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW && (*json = strdup(sq_col_text(s, 0))) == NULL)
-		rc = SQLITE_NOMEM;
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sq_fail(st, "settings");
-	return 0;
+	rc = db_step(st, s);
+	if (rc == DB_ROW && (*json = strdup(db_col_text(st, s, 0))) == NULL)
+		rc = DB_ERROR;
+	db_reset(st, s);
+	return rc == DB_ERROR ? -1 : 0;
 }
 
 int store_settings_put(struct store *st, const char *account,
     const char *json, long long now)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_put);
+	struct db_stmt *s = db_stmt(st, sql_put);
 
-	if (s == NULL || sq_text(s, 1, account) == -1 || sq_text(s, 2, json) == -1)
+	if (s == NULL || db_text(st, s, 1, account) == -1 ||
+	    db_text(st, s, 2, json) == -1 || db_int(st, s, 3, now) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 3, now);
-	return sq_exec(st, s);
+	return db_exec(st, s);
 }

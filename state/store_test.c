@@ -1,18 +1,19 @@
 #include "store_test.h"
 
-#include "sqlite.h"
+#include <stdlib.h>
+
+#include "db.h"
 
 int store_test_exec(struct store *st, const char *sql)
 {
-	return sqlite3_exec(st->h, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 :
-	    sq_fail(st, sql);
+	return db_ops(st)->exec(st, sql) == 0 ? 0 : db_fail(st, sql);
 }
 
 long long store_test_int(struct store *st, const char *sql)
 {
 	long long v = -1;
 
-	switch (sq_one_int(st->h, sql, &v)) {
+	switch (db_ops(st)->one_int(st, sql, &v)) {
 	case 0:
 		return v;
 	case 1:
@@ -20,12 +21,25 @@ long long store_test_int(struct store *st, const char *sql)
 	case 2:
 		return -2;
 	default:
-		sq_fail(st, sql);
+		db_fail(st, sql);
 		return -3;
 	}
 }
 
 long long store_test_changes(struct store *st)
 {
-	return sqlite3_total_changes(st->h);
+	return db_ops(st)->total_changes(st);
+}
+
+int store_test_wipe(struct store *st)
+{
+	return store_test_exec(st, "DELETE FROM webpush; DELETE FROM sessions;"
+	    " DELETE FROM rate; DELETE FROM settings; DELETE FROM push_accounts");
+}
+
+const char *store_test_db(void)
+{
+	const char *db = getenv("POSTERN_TEST_STATE_DB");
+
+	return db && *db ? db : NULL;
 }

@@ -2,7 +2,7 @@
  * session (what is in it, and why sealed so: conf/schema.sql). */
 #include "store.h"
 
-#include "sqlite.h"
+#include "db.h"
 
 #define COLS "session, account, endpoint, p256dh, auth, sealed, created"
 
@@ -20,58 +20,54 @@ static const char sql_count[] = "SELECT count(*) FROM webpush";
 
 int store_webpush_put(struct store *st, const struct store_webpush_row *row)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_put);
+	struct db_stmt *s = db_stmt(st, sql_put);
 
-	if (s == NULL || sq_text(s, 1, row->session) == -1 ||
-	    sq_text(s, 2, row->account) == -1 ||
-	    sq_text(s, 3, row->endpoint) == -1 ||
-	    sq_blob(s, 4, row->p256dh, row->p256dh_len) == -1 ||
-	    sq_blob(s, 5, row->auth, row->auth_len) == -1 ||
-	    sq_blob(s, 6, row->sealed, row->sealed_len) == -1)
+	if (s == NULL || db_text(st, s, 1, row->session) == -1 ||
+	    db_text(st, s, 2, row->account) == -1 ||
+	    db_text(st, s, 3, row->endpoint) == -1 ||
+	    db_blob(st, s, 4, row->p256dh, row->p256dh_len) == -1 ||
+	    db_blob(st, s, 5, row->auth, row->auth_len) == -1 ||
+	    db_blob(st, s, 6, row->sealed, row->sealed_len) == -1 ||
+	    db_int(st, s, 7, row->created) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 7, row->created);
-	return sq_exec(st, s);
+	return db_exec(st, s);
 }
 
-static void read_row(sqlite3_stmt *s, struct store_webpush_row *r)
+static void read_row(struct store *st, struct db_stmt *s,
+    struct store_webpush_row *r)
 {
-	r->session = sq_col_text(s, 0);
-	r->account = sq_col_text(s, 1);
-	r->endpoint = sq_col_text(s, 2);
-	r->p256dh = sqlite3_column_blob(s, 3);
-	r->p256dh_len = (size_t)sqlite3_column_bytes(s, 3);
-	r->auth = sqlite3_column_blob(s, 4);
-	r->auth_len = (size_t)sqlite3_column_bytes(s, 4);
-	r->sealed = sqlite3_column_blob(s, 5);
-	r->sealed_len = (size_t)sqlite3_column_bytes(s, 5);
-	r->created = sqlite3_column_int64(s, 6);
+	r->session = db_col_text(st, s, 0);
+	r->account = db_col_text(st, s, 1);
+	r->endpoint = db_col_text(st, s, 2);
+	r->p256dh = db_col_blob(st, s, 3, &r->p256dh_len);
+	r->auth = db_col_blob(st, s, 4, &r->auth_len);
+	r->sealed = db_col_blob(st, s, 5, &r->sealed_len);
+	r->created = db_col_int(st, s, 6);
 }
 
 /* Each row of a bound statement to fn: 0, fn's first other result, or -1;
  * none when there is no row. */
-static int walk(struct store *st, sqlite3_stmt *s, store_webpush_fn *fn,
+static int walk(struct store *st, struct db_stmt *s, store_webpush_fn *fn,
     void *ctx, int none)
 {
 	struct store_webpush_row r;
 	int rc, res = none;
 
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		read_row(s, &r);
+	while ((rc = db_step(st, s)) == DB_ROW) {
+		read_row(st, s, &r);
 		if ((res = fn(ctx, &r)) != 0)
 			break;
 	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sq_fail(st, "webpush");
-	return res;
+	db_reset(st, s);
+	return rc == DB_ERROR ? -1 : res;
 }
 
 int store_webpush_get(struct store *st, const char *session,
     store_webpush_fn *fn, void *ctx)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_get);
+	struct db_stmt *s = db_stmt(st, sql_get);
 
-	if (s == NULL || sq_text(s, 1, session) == -1)
+	if (s == NULL || db_text(st, s, 1, session) == -1)
 		return -1;
 	return walk(st, s, fn, ctx, 1);
 }
@@ -79,9 +75,9 @@ int store_webpush_get(struct store *st, const char *session,
 int store_webpush_list(struct store *st, const char *account,
     store_webpush_fn *fn, void *ctx)
 {
-	sqlite3_stmt *s = sq_stmt(st, account ? sql_account : sql_all);
+	struct db_stmt *s = db_stmt(st, account ? sql_account : sql_all);
 
-	if (s == NULL || (account && sq_text(s, 1, account) == -1))
+	if (s == NULL || (account && db_text(st, s, 1, account) == -1))
 		return -1;
 	return walk(st, s, fn, ctx, 0);
 }
@@ -89,17 +85,17 @@ int store_webpush_list(struct store *st, const char *account,
 int store_webpush_delete(struct store *st, const char *session,
     const char *endpoint)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_delete);
+	struct db_stmt *s = db_stmt(st, sql_delete);
 
-	if (s == NULL || sq_text(s, 1, session) == -1 ||
-	    sq_text(s, 2, endpoint) == -1)
+	if (s == NULL || db_text(st, s, 1, session) == -1 ||
+	    db_text(st, s, 2, endpoint) == -1)
 		return -1;
-	return sq_changes(st, s);
+	return db_changes(st, s);
 }
 
 long long store_webpush_count(struct store *st)
 {
-	sqlite3_stmt *s = sq_stmt(st, sql_count);
+	struct db_stmt *s = db_stmt(st, sql_count);
 
-	return s ? sq_int(st, s) : -1;
+	return s ? db_one(st, s) : -1;
 }

@@ -64,7 +64,7 @@ static int file_holds(const char *path, const char *s)
 
 static int db_holds(struct testapp *t, const char *s)
 {
-	char path[256];
+	char path[300];
 
 	snprintf(path, sizeof(path), "%s-wal", t->db_path);
 	return file_holds(t->db_path, s) || file_holds(path, s);
@@ -102,6 +102,7 @@ static void version_3_database_migrated(void **state)
 	struct testapp *t = *state, t2;
 	char want[65], sql[256];
 
+	testapp_sqlite_only();
 	exec_sql(t, "ALTER TABLE push_accounts RENAME COLUMN token_hash TO token");
 	exec_sql(t, "DROP TABLE webpush");
 	exec_sql(t, "PRAGMA user_version = 3");

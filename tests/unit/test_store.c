@@ -1,7 +1,8 @@
 /* The state store's interface, as any implementation must keep it: each
  * call over a fresh store, with what the callers rely on (the order of a
  * list, what a deletion counts, that a walk stops where its callback
- * says, that a refund never goes below zero). */
+ * says, that a refund never goes below zero). Over a SQLite file, or the
+ * database POSTERN_TEST_STATE_DB names (emptied before each test). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@
 #include "store_test.h"
 
 struct fixture {
-	char dir[64], path[128];
+	char dir[64], path[256];
 	struct store *st;
 };
 
@@ -33,9 +34,14 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "%s/postern-store-XXXXXX",
 	    tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
+	if (store_test_db())
+		snprintf(f->path, sizeof(f->path), "%s", store_test_db());
+	else
+		snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
 	if (store_open(&f->st, f->path, err, sizeof(err)) != 0)
 		fail_msg("store_open: %s", err);
+	if (store_test_db())
+		assert_int_equal(store_test_wipe(f->st), 0);
 	*state = f;
 	return 0;
 }
@@ -43,7 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char p[192];
+	char p[320];
 
 	store_close(f->st);
 	snprintf(p, sizeof(p), "%s-wal", f->path);

@@ -7,6 +7,11 @@
  *   testapp_open(&t);        (or testapp_init, change t.app.cfg, testapp_start)
  *   ... t.app ...
  *   testapp_close(&t);
+ *
+ * With POSTERN_TEST_STATE_DB set (a PostgreSQL URI: tests/integration/
+ * test_store_pg.py), the store is that database instead of a file,
+ * emptied when the first app of the process opens; the tests that read
+ * the SQLite file itself skip (testapp_sqlite_only).
  */
 #ifndef POSTERN_TESTAPP_H
 #define POSTERN_TESTAPP_H
@@ -29,7 +34,7 @@
 struct testapp {
 	struct app app;
 	char dir[64];
-	char db_path[128];
+	char db_path[256];
 	char secret_path[128];
 	int open;
 };
@@ -45,7 +50,10 @@ static inline void testapp_init(struct testapp *t)
 	snprintf(t->dir, sizeof(t->dir), "%s/postern-unit-XXXXXX",
 	    tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 	assert_non_null(mkdtemp(t->dir));
-	snprintf(t->db_path, sizeof(t->db_path), "%s/state.db", t->dir);
+	if (store_test_db())
+		snprintf(t->db_path, sizeof(t->db_path), "%s", store_test_db());
+	else
+		snprintf(t->db_path, sizeof(t->db_path), "%s/state.db", t->dir);
 	snprintf(t->secret_path, sizeof(t->secret_path), "%s/secret", t->dir);
 	cfg_defaults(&t->app.cfg);
 	assert_int_equal(cfg_set(&t->app.cfg, "upstream", TESTAPP_UPSTREAM,
@@ -56,6 +64,10 @@ static inline void testapp_init(struct testapp *t)
 	    err, sizeof(err)), 0);
 }
 
+/* The apps open in this process: a shared database is emptied when the
+ * first one opens, not under another. */
+static int testapp_live;
+
 /* Opens the app over the configuration (creates secret and database). */
 static inline void testapp_start(struct testapp *t)
 {
@@ -65,6 +77,15 @@ static inline void testapp_start(struct testapp *t)
 	if (app_open_cfg(&t->app, err, sizeof(err)) != 0)
 		fail_msg("app_open_cfg: %s", err);
 	t->open = 1;
+	if (testapp_live++ == 0 && store_test_db() && t->app.store)
+		assert_int_equal(store_test_wipe(t->app.store), 0);
+}
+
+/* Skips a test that reads or rewrites the SQLite file itself. */
+static inline void testapp_sqlite_only(void)
+{
+	if (store_test_db())
+		skip();
 }
 
 static inline void testapp_open(struct testapp *t)
@@ -98,6 +119,7 @@ static inline void testapp_close(struct testapp *t)
 		app_close(&t->app);
 		curl_global_cleanup();
 		t->open = 0;
+		testapp_live--;
 	} else
 		cfg_free(&t->app.cfg);
 	if (t->dir[0] == '\0' || (d = opendir(t->dir)) == NULL)

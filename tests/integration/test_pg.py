@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""One node on PostgreSQL (state_db = postgresql://...): a private
+PostgreSQL (tests/harness/postgres.py) under the whole integration suite
+(suite.py, FastCGI under lighttpd); before it, on the same stack, pushd
+streams a change, and an outage: PostgreSQL stopped makes /api/health and
+a signed-in request answer 503 in JSON with Retry-After, and once it is
+started again the same session works, nothing restarted. Skips when
+PostgreSQL is not installed."""
+
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+import postgres  # noqa: E402
+import suite  # noqa: E402
+from client import Client  # noqa: E402
+from tap import Tap  # noqa: E402
+from test_pushd import INTERVAL, MARGIN, Stream, changed, is_state, message  # noqa: E402
+
+ALICE = "alice@example.test"
+RECOVERY = 10          # seconds a recovered database may take to answer
+
+
+def error_of(r):
+    try:
+        return json.loads(r.body).get("error")
+    except ValueError:
+        return None
+
+
+def unavailable(t, r, what):
+    t.ok(r.status == 503 and error_of(r) == "service_unavailable" and
+         r.header("Retry-After"), f"{what}: 503 in JSON with Retry-After",
+         f"{r.status} {r.header('Retry-After')} {r.body[:200]!r}")
+
+
+def pushd_streams(t, s):
+    c = Client(s.url)
+    t.eq(c.login(ALICE, suite.USERS[ALICE]).status, 200, "alice signs in")
+    st = Stream(s.port, c.cookie, "types=*")
+    try:
+        t.eq(st.status, 200, "her event stream opens (pushd on PostgreSQL)")
+        time.sleep(INTERVAL + 1)        # pushd knows her states
+        s.cyrus.deliver(ALICE, message(1))
+        ev = st.wait(is_state, INTERVAL + MARGIN)
+        t.ok(ev is not None and ALICE in changed(ev), "mail to alice reaches her tab",
+             st.events)
+    finally:
+        st.close()
+
+
+def outage(t, s, pg):
+    c = Client(s.url)
+    t.eq(c.login(ALICE, suite.USERS[ALICE]).status, 200, "alice signs in before the outage")
+    t.eq(c.request("GET", "/api/auth/settings").status, 200, "and reads her settings")
+    pg.stop_server()
+    try:
+        r = Client(s.url).request("GET", "/api/health")
+        t.ok(r.status == 503 and r.header("Retry-After") and
+             json.loads(r.body).get("database") == "error",
+             "health, PostgreSQL down: 503 in JSON (database: error) with Retry-After",
+             f"{r.status} {r.body[:200]!r}")
+        unavailable(t, c.request("GET", "/api/auth/settings"), "a signed-in request, PostgreSQL down")
+    finally:
+        pg.start_server()
+    deadline = time.monotonic() + RECOVERY
+    r = None
+    while time.monotonic() < deadline:
+        r = c.request("GET", "/api/auth/settings")
+        if r.status == 200:
+            break
+        time.sleep(0.2)
+    t.eq(r.status, 200, "PostgreSQL back: the same session works, nothing restarted")
+    t.eq(Client(s.url).request("GET", "/api/health").status, 200, "and health is 200")
+
+
+def main():
+    t = Tap()
+
+    def body(pg):
+        def before(tap, stack):
+            stack.pg = pg
+            tap.run("pushd", pushd_streams, tap, stack)
+            tap.run("outage", outage, tap, stack, pg)
+
+        suite.run(t, "fcgi", conf_extra={"state_db": pg.uri,
+                                        "push_poll_interval": f"{INTERVAL}s"},
+                  before=before)
+    return postgres.tap_main(t, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
