@@ -136,15 +136,17 @@ static void check_folder(struct admin_report *r, const char *path)
 }
 
 /* Opens without creating, reads the schema version; never migrates. */
-static void check_db(struct admin_report *r, const char *path)
+static void check_db(struct admin_report *r, const char *state_db)
 {
 	long long v = -1, n = 0;
-	char err[256];
+	char err[256], path[1024];
 
 	/* A file's mode and folder; PostgreSQL guards its own. */
-	if (!store_is_url(path) && check_private(r, "state_db", path) == -1)
+	if (!store_is_url(state_db) && check_private(r, "state_db", state_db) == -1)
 		return;
-	if (store_inspect(path, &v, &n, err, sizeof(err)) == -1) {
+	/* As shown: a URI without its password. */
+	store_shown(state_db, path, sizeof(path));
+	if (store_inspect(state_db, &v, &n, err, sizeof(err)) == -1) {
 		admin_error(r, "state_db %s: %s", path, err);
 	} else if (v == 0 && n == 0) {
 		admin_error(r, "state_db %s: empty (postern-admin init fills it)",
@@ -158,8 +160,8 @@ static void check_db(struct admin_report *r, const char *path)
 		admin_warning(r, "state_db %s: schema %lld, upgraded to %d when "
 		    "a program opens it", path, v, STORE_SCHEMA_VERSION);
 	}
-	if (!store_is_url(path))
-		check_folder(r, path);
+	if (!store_is_url(state_db))
+		check_folder(r, state_db);
 }
 
 static void check_files(struct admin_report *r, const struct cfg *c)

@@ -90,6 +90,7 @@ int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 {
 	struct app a;
 	int had_secret, had_db, had_key;
+	char shown[1024];
 
 	if (app_load_cfg(&a, path, err, errlen) == -1)
 		return -1;
@@ -107,7 +108,8 @@ int admin_init(const char *path, FILE *out, char *err, size_t errlen)
 		return -1;
 	}
 	said(out, "secret_file", a.cfg.secret_file, had_secret);
-	said(out, "state_db", a.cfg.state_db, had_db);
+	store_shown(a.cfg.state_db, shown, sizeof(shown));
+	said(out, "state_db", shown, had_db);
 	had_key = 1;
 	if (a.cfg.webpush && (make_folder(a.cfg.webpush_key_file, out, err,
 	    errlen) == -1 || (had_key = make_vapid_key(a.cfg.webpush_key_file,

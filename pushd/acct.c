@@ -151,13 +151,20 @@ static void acct_on_flush(struct ev *ev, struct ev_timer *t)
 	struct pushd *pd = pushd_of(ev);
 	struct acct *a;
 	unsigned i;
+	int ok = store_begin(pd->app.store) == 0;
 
-	store_begin(pd->app.store);
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
 		for (a = pd->accts[i]; a; a = a->next)
-			if (a->dirty)
+			if ((a->flushed = a->dirty) != 0)
 				acct_write(a);
-	store_commit(pd->app.store);
+	if (store_commit(pd->app.store) == 0 && ok)
+		return;
+	/* Nothing of the batch stayed (PostgreSQL drops it all at a failed
+	 * statement): its rows are written again at the next flush. */
+	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
+		for (a = pd->accts[i]; a; a = a->next)
+			if (a->flushed)
+				acct_dirty(a);
 }
 
 void acct_dirty(struct acct *a)

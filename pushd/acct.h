@@ -97,6 +97,7 @@ struct acct {
 	struct chan_relay *relay;        /* the upstream event stream */
 	struct chan_sub *sub;            /* a PushSubscription */
 	uint8_t dirty;                   /* the db row needs writing */
+	uint8_t flushed;                 /* in the flush being written */
 	uint8_t dead;
 	uint8_t creds_refused;           /* the mail server refused creds */
 	uint8_t stream_seen;             /* the event stream worked once */

@@ -105,6 +105,7 @@ static int pg_alive(struct pg_db *db)
 		pg_error(db, PQerrorMessage(db->conn));
 		return -1;
 	}
+	PQsetErrorVerbosity(db->conn, PQERRORS_TERSE);
 	db->gen++;
 	log_info("postgresql: connected again");
 	return 0;
@@ -456,11 +457,16 @@ static int pg_commit(struct store *st)
 		pg_error(db, "the transaction failed");
 		return -1;
 	}
-	if ((res = pg_simple(db, "COMMIT")) != NULL &&
-	    !strcmp(PQcmdStatus(res), "COMMIT"))
+	/* On this connection only: a reconnect here would COMMIT nothing on
+	 * a new one and answer "COMMIT" all the same. */
+	res = PQexec(db->conn, "COMMIT");
+	if (res && PQresultStatus(res) == PGRES_COMMAND_OK &&
+	    !strcmp(PQcmdStatus(res), "COMMIT") &&
+	    PQtransactionStatus(db->conn) == PQTRANS_IDLE)
 		rc = 0;
-	else if (res)
-		pg_error(db, "the transaction was rolled back");
+	else
+		pg_error(db, res && PQresultStatus(res) == PGRES_COMMAND_OK ?
+		    "the transaction was rolled back" : PQerrorMessage(db->conn));
 	PQclear(res);
 	return rc;
 }
@@ -494,20 +500,29 @@ static const struct db_ops pg_ops = {
 	.close = pg_close,
 };
 
+/* Bounds on every wait, so that no request (nor pushd's loop) hangs on a
+ * lock or a peer gone silent: 5 s for a statement or a lock (ours take
+ * milliseconds), 10 s of unacknowledged data, keepalives after 10 s idle. */
+#define PG_OPTIONS "-c statement_timeout=5s -c lock_timeout=5s"
+#define PG_OPTIONS_RO PG_OPTIONS " -c default_transaction_read_only=on"
+
 /* A connection to uri. Our defaults come before the URI so that it can
- * override them: a bounded connect, and our name in pg_stat_activity.
+ * override them: bounded waits, and our name in pg_stat_activity.
  * read_only for postern-admin check. NULL with err set. */
 static PGconn *pg_connect(const char *uri, int read_only, char *err,
     size_t errlen)
 {
 	const char *keys[] = { "connect_timeout", "application_name", "options",
-	    "dbname", NULL };
-	const char *vals[] = { "5", "postern", read_only ?
-	    "-c default_transaction_read_only=on" : NULL, uri, NULL };
+	    "tcp_user_timeout", "keepalives_idle", "keepalives_interval",
+	    "keepalives_count", "dbname", NULL };
+	const char *vals[] = { "5", "postern", read_only ? PG_OPTIONS_RO :
+	    PG_OPTIONS, "10000", "10", "5", "3", uri, NULL };
 	PGconn *conn = PQconnectdbParams(keys, vals, 1);
 
 	if (conn && PQstatus(conn) == CONNECTION_OK) {
 		PQsetNoticeProcessor(conn, pg_notice, NULL);
+		/* No row's values (a DETAIL line) in a logged error. */
+		PQsetErrorVerbosity(conn, PQERRORS_TERSE);
 		return conn;
 	}
 	/* Not the URI in the message: it may hold a password. */

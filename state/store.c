@@ -3,6 +3,7 @@
  * file, db_sqlite.c). */
 #include "store.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "db.h"
@@ -15,6 +16,33 @@ int store_is_url(const char *state_db)
 {
 	return state_db && (!strncmp(state_db, "postgresql://", 13) ||
 	    !strncmp(state_db, "postgres://", 11));
+}
+
+void store_shown(const char *state_db, char *out, size_t n)
+{
+	const char *auth, *at, *end, *p;
+	size_t k = 0;
+
+	snprintf(out, n, "%s", state_db ? state_db : "");
+	if (!store_is_url(state_db) || n == 0)
+		return;
+	/* The authority's "user:password@" goes. */
+	auth = strstr(state_db, "://") + 3;
+	end = auth + strcspn(auth, "/?");
+	at = memchr(auth, '@', (size_t)(end - auth));
+	k = (size_t)snprintf(out, n, "%.*s", (int)(auth - state_db), state_db);
+	for (p = at ? at + 1 : auth; *p && k + 1 < n; p++) {
+		/* A password=... parameter goes too, up to its & or the end. */
+		if ((p[-1] == '?' || p[-1] == '&') &&
+		    !strncmp(p, "password=", 9)) {
+			p += strcspn(p, "&");
+			if (*p == '\0')
+				break;
+			continue;
+		}
+		out[k++] = *p;
+	}
+	out[k < n ? k : n - 1] = '\0';
 }
 
 int store_open(struct store **out, const char *path, char *err,

@@ -23,6 +23,10 @@ struct store;
 /* Whether state_db is a libpq connection URI (postgresql:// or
  * postgres://) rather than the path of a SQLite file: 1 or 0. */
 int store_is_url(const char *state_db);
+/* state_db as it may be shown (postern-admin's output): a path as it is,
+ * a URI without its user information and any password parameter, into
+ * out (size n). */
+void store_shown(const char *state_db, char *out, size_t n);
 /* Opens (a SQLite file is created with mode 0600 when missing) and
  * brings the schema to STORE_SCHEMA_VERSION. 0 with *out set, or -1
  * with a message in err. */

@@ -17,11 +17,15 @@ authentication on the socket only, for a role named postern; every step is
 bounded in time. Standard library only.
 """
 
+import atexit
 import glob
 import os
 import pwd
+import secrets
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 
 TIMEOUT = 60
@@ -67,6 +71,8 @@ class Postgres:
         self.dbname = dbname
         self.dir = None
         self.user = None
+        # The socket is open to every local user: the role needs this.
+        self.password = secrets.token_urlsafe(18)
         if os.geteuid() == 0:
             for name in ("postgres", "nobody"):
                 try:
@@ -85,14 +91,16 @@ class Postgres:
 
     @property
     def uri(self):
-        return f"postgresql:///{self.dbname}?host={self.dir}&user=postern"
+        return (f"postgresql:///{self.dbname}?host={self.dir}&user=postern"
+                f"&password={self.password}")
 
     def _run(self, *args, check=True):
         kw = {}
         if self.user is not None:
             kw = {"user": self.user.pw_uid, "group": self.user.pw_gid,
                   "extra_groups": []}
-        env = dict(os.environ, LC_ALL="C", PGHOST=self.dir, PGUSER="postern")
+        env = dict(os.environ, LC_ALL="C", PGHOST=self.dir, PGUSER="postern",
+                   PGPASSWORD=self.password)
         r = subprocess.run([os.path.join(self.bindir, args[0])] + list(args[1:]),
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, cwd=self.dir, env=env,
@@ -115,8 +123,19 @@ class Postgres:
         os.chmod(self.dir, 0o755)
         if self.user is not None:
             os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
-        self._run("initdb", "-D", self.data, "-U", "postern", "--auth=trust",
+        pwfile = os.path.join(self.dir, "pw")
+        with open(pwfile, "w") as f:
+            f.write(self.password + "\n")
+        if self.user is not None:
+            os.chown(pwfile, self.user.pw_uid, self.user.pw_gid)
+        # Never left behind, even when the test is stopped with SIGTERM.
+        atexit.register(self.stop)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        self._run("initdb", "-D", self.data, "-U", "postern",
+                  "--auth=scram-sha-256", f"--pwfile={pwfile}",
                   "-E", "UTF8", "--no-instructions")
+        os.unlink(pwfile)
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write(f"listen_addresses = ''\nunix_socket_directories = '{self.dir}'\n"
                     "fsync = off\nlog_min_messages = warning\n")

@@ -349,9 +349,30 @@ static void a_batch_is_one_write(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* What postern-admin shows of state_db: no password. */
+static void shown_without_password(void **state)
+{
+	char out[256];
+
+	(void)state;
+	store_shown("/var/lib/postern/state.db", out, sizeof(out));
+	assert_string_equal(out, "/var/lib/postern/state.db");
+	store_shown("postgresql://postern:s3cret@db.example.org:5432/postern",
+	    out, sizeof(out));
+	assert_string_equal(out, "postgresql://db.example.org:5432/postern");
+	store_shown("postgres:///postern?host=/run/pg&password=s3cret&sslmode=off",
+	    out, sizeof(out));
+	assert_string_equal(out, "postgres:///postern?host=/run/pg&sslmode=off");
+	store_shown("postgresql://u@h/d?password=x", out, sizeof(out));
+	assert_null(strstr(out, "password"));
+	store_shown("postgresql://u:p@h/d", out, 8);
+	assert_int_equal(strlen(out), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shown_without_password),
 		T(session_row_read_back),
 		T(seen_and_confirmed_never_go_back),
 		T(list_is_last_seen_first_and_stops),
