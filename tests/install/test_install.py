@@ -367,8 +367,8 @@ def operator_setup(t, top, lay, upstream):
     with open(lay.conf, "a") as f:
         f.write(f"\n# an operator's edit\nupstream = {upstream}\nname = Installed postern\n")
     code, out = as_user(lay.admin, "init")
-    t.ok(code == 0 and out.count(": created") == 2, f"runuser -u {USER} -- postern-admin init", out)
-    for name in ("state.db", "secret"):
+    t.ok(code == 0 and out.count(": created") == 3, f"runuser -u {USER} -- postern-admin init", out)
+    for name in ("state.db", "secret", "vapid.pem"):
         st = os.stat(os.path.join(lay.state, name))
         t.eq(oct(st.st_mode & 0o777), "0o600",
              f"{name} is made 0600 at the compiled-in default path")
