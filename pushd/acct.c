@@ -550,6 +550,11 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
 	return n;
 }
 
+struct acct *acct_lookup(struct pushd *pd, const char *key)
+{
+	return acct_find(pd, key);
+}
+
 int acct_sess_visible(const struct acct *a, const char *sess_id)
 {
 	const struct acct_tab *t;

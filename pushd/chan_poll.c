@@ -168,29 +168,14 @@ static void poll_stop(struct acct *a)
 /* The states in a poll's answer: the mask of types that answered. */
 static unsigned poll_states(json_object *root, char *states[ACCT_NTYPES])
 {
-	json_object *resps = NULL, *r, *args;
-	const char *tag, *st;
+	const char *st;
 	unsigned i, mask = 0;
-	size_t k;
 
-	if (!json_object_object_get_ex(root, "methodResponses", &resps) ||
-	    !json_object_is_type(resps, json_type_array))
-		return 0;
-	for (k = 0; k < json_object_array_length(resps); k++) {
-		r = json_object_array_get_idx(resps, k);
-		if (!json_object_is_type(r, json_type_array) ||
-		    json_object_array_length(r) != 3)
-			continue;
-		args = json_object_array_get_idx(r, 1);
-		if (!json_object_is_type(json_object_array_get_idx(r, 2), json_type_string))
-			continue;
-		tag = json_object_get_string(json_object_array_get_idx(r, 2));
-		for (i = 0; i < ACCT_NTYPES; i++)
-			if (!strcmp(tag, acct_type_names[i]) &&
-			    (st = js_str(args, "state")) != NULL && !states[i] &&
-			    (states[i] = strdup(st)) != NULL)
-				mask |= 1u << i;
-	}
+	for (i = 0; i < ACCT_NTYPES; i++)
+		if ((st = js_str(js_response(root, acct_type_names[i],
+		    poll_methods[i]), "state")) != NULL &&
+		    (states[i] = strdup(st)) != NULL)
+			mask |= 1u << i;
 	return mask;
 }
 

@@ -91,14 +91,13 @@ struct pushd {
 	/* The channels by mode (chan.h), as the account core reaches them. */
 	const struct chan *const *chans;
 	/* Web Push (wp*.h): the VAPID key (NULL: off), the devices' watches,
-	 * the pushes out and what became of them since the start. */
+	 * the pushes out and the payloads waiting for a slot. */
 	EVP_PKEY *wp_key;
 	char *wp_subject;
 	struct wp_watch *watches;
 	struct wp_push *wp_pushes;     /* out now */
 	unsigned wp_out;
 	unsigned wp_queued;            /* watches with a payload waiting */
-	unsigned long long wp_sent, wp_failed, wp_gone, wp_skipped;
 };
 
 static inline struct pushd *pushd_of(struct ev *ev)

@@ -125,22 +125,11 @@ long long subjson_expires(json_object *o, long long fallback)
 json_object *subjson_answer(const char *body, size_t len, const char *method,
     json_object **root)
 {
-	json_object *resps, *r, *args;
-
 	*root = NULL;
 	if (len == 0 || (*root = js_parse(body, len)) == NULL)
 		return NULL;
-	if (!json_object_object_get_ex(*root, "methodResponses", &resps) ||
-	    !json_object_is_type(resps, json_type_array) ||
-	    json_object_array_length(resps) < 1 ||
-	    !json_object_is_type(r = json_object_array_get_idx(resps, 0),
-	    json_type_array) || json_object_array_length(r) != 3 ||
-	    !json_object_is_type(json_object_array_get_idx(r, 0), json_type_string) ||
-	    strcmp(json_object_get_string(json_object_array_get_idx(r, 0)), method) ||
-	    !json_object_is_type(args = json_object_array_get_idx(r, 1),
-	    json_type_object))
-		return NULL;
-	return args;
+	/* Every call subjson_call makes is tagged "p". */
+	return js_response(*root, "p", method);
 }
 
 int subjson_ours(json_object *list, const char *device, const char *id,

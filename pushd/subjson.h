@@ -31,7 +31,7 @@ int subjson_updated(json_object *args, const char *id, json_object **patch);
 /* The "expires" of a subscription object when it has a valid one, else
  * fallback. */
 long long subjson_expires(json_object *o, long long fallback);
-/* The arguments of the first response when it answers method, inside
+/* The arguments of the response tagged "p" when it answers method, inside
  * *root (the parsed body, to put); NULL when it does not. */
 json_object *subjson_answer(const char *body, size_t len, const char *method,
     json_object **root);

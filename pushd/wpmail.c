@@ -46,29 +46,6 @@ static int mail_alive(const struct wp_mail *m)
 
 /* -- reading an answer (pure) ---------------------------------------------- */
 
-/* The arguments of the response tagged tag, or NULL. */
-static json_object *response(json_object *root, const char *tag)
-{
-	json_object *resps, *r;
-	size_t i;
-
-	if (!json_object_object_get_ex(root, "methodResponses", &resps) ||
-	    !json_object_is_type(resps, json_type_array))
-		return NULL;
-	for (i = 0; i < json_object_array_length(resps); i++) {
-		r = json_object_array_get_idx(resps, i);
-		if (json_object_is_type(r, json_type_array) &&
-		    json_object_array_length(r) == 3 &&
-		    json_object_is_type(json_object_array_get_idx(r, 0), json_type_string) &&
-		    strchr(json_object_get_string(json_object_array_get_idx(r, 0)), '/') &&
-		    json_object_is_type(json_object_array_get_idx(r, 2), json_type_string) &&
-		    !strcmp(json_object_get_string(json_object_array_get_idx(r, 2)), tag) &&
-		    json_object_is_type(json_object_array_get_idx(r, 1), json_type_object))
-			return json_object_array_get_idx(r, 1);
-	}
-	return NULL;
-}
-
 /* Whether mailbox mb is one that notifies: among folders, or the Inbox
  * when folders is NULL. */
 static int chosen(json_object *mb, json_object *folders)
@@ -203,8 +180,10 @@ static json_object *unread_of(json_object *inbox)
 int wp_mail_read(json_object *root, json_object *folders, const char *own,
     struct wp_found *f)
 {
-	json_object *changes = response(root, "c"), *got = response(root, "g");
-	json_object *mailboxes = response(root, "m"), *list, *e, *mb, *v;
+	json_object *changes = js_response(root, "c", "Email/changes");
+	json_object *got = js_response(root, "g", "Email/get");
+	json_object *mailboxes = js_response(root, "m", "Mailbox/get");
+	json_object *list, *e, *mb, *v;
 	const char *st, *when, *newest_when = NULL;
 	size_t i;
 
@@ -340,6 +319,16 @@ static void mail_gather(struct wp_mail *m, json_object *payload, unsigned n)
 	    now >= m->last_sent + window ? 0 : m->last_sent + window - now);
 }
 
+/* Whether the lookup's Email/changes names created mail. */
+static int created(json_object *root)
+{
+	json_object *c = js_response(root, "c", "Email/changes"), *v;
+
+	return c && json_object_object_get_ex(c, "created", &v) &&
+	    json_object_is_type(v, json_type_array) &&
+	    json_object_array_length(v) > 0;
+}
+
 /* The folders the person chose (NULL: the Inbox; the caller puts it). */
 static json_object *chosen_folders(struct wp_mail *m)
 {
@@ -365,7 +354,9 @@ static void look_done(struct mc_job *job, CURLcode rc, long status)
 		return;
 	if (rc == CURLE_OK && status == 200 && m->resp.len &&
 	    (root = js_parse(m->resp.data, m->resp.len)) != NULL) {
-		folders = chosen_folders(m);
+		/* The settings are read only when mail was created (most
+		 * changes are flags and moves). */
+		folders = created(root) ? chosen_folders(m) : NULL;
 		wp_mail_read(root, folders, acct_user(m->a), &f);
 		json_object_put(folders);
 	}

@@ -25,6 +25,7 @@ struct wp_push {
 	struct pushd *pd;
 	struct wp_push *next, *prev;     /* pd->wp_pushes */
 	char sess_id[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
 	char *endpoint;
 	struct curl_slist *headers;
 	size_t answered;
@@ -123,24 +124,21 @@ static void push_done(struct mc_job *job, CURLcode rc, long status)
 {
 	struct wp_push *p = container_of(job, struct wp_push, job);
 	struct pushd *pd = p->pd;
-	struct wp_watch *w = wp_watch_find(pd, p->sess_id);
+	struct wp_watch *w = wp_watch_find(pd, p->account, p->sess_id);
 
 	if (w)
 		w->in_flight = 0;
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
-		pd->wp_sent++;
 		if (w)
 			w->backoff_s = 0;
 	} else if (rc == CURLE_OK && (status == 404 || status == 410)) {
 		/* RFC 8030 section 7.3: the subscription is gone for good. */
-		pd->wp_gone++;
 		log_info("webpush: the push service says a subscription is gone "
 		    "(HTTP %ld): deleted", status);
 		/* A device that subscribed anew meanwhile keeps its watch. */
 		if (store_webpush_delete(pd->app.store, p->sess_id, p->endpoint) > 0)
-			wp_watch_end(pd, p->sess_id);
+			wp_watch_end(pd, p->account, p->sess_id);
 	} else {
-		pd->wp_failed++;
 		log_info("webpush: a push failed (%s, HTTP %ld)", rc == CURLE_OK ?
 		    "answered" : curl_easy_strerror(rc), status);
 		if (w && (rc != CURLE_OK || status == 429 || status >= 500))
@@ -237,15 +235,19 @@ static void push_one(struct pushd *pd, struct wp_watch *w,
 {
 	struct wp_push *p = NULL;
 
-	if (pd->wp_out >= WP_OUT_MAX || !endpoint_allowed(&pd->app.cfg,
-	    row->endpoint) || (p = calloc(1, sizeof(*p))) == NULL ||
+	if (!endpoint_allowed(&pd->app.cfg, row->endpoint)) {
+		log_info("webpush: a push service not on webpush_hosts: skipped");
+		return;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (p->endpoint = strdup(row->endpoint)) == NULL) {
-		pd->wp_skipped++;
+		log_err("webpush: out of memory for a push");
 		free(p);
 		return;
 	}
 	p->pd = pd;
 	memcpy(p->sess_id, row->session, sizeof(p->sess_id));
+	snprintf(p->account, sizeof(p->account), "%s", row->account);
 	p->next = pd->wp_pushes;
 	if (p->next)
 		p->next->prev = p;
@@ -253,7 +255,6 @@ static void push_one(struct pushd *pd, struct wp_watch *w,
 	pd->wp_out++;
 	if (push_start(pd, p, row, payload) == -1) {
 		log_err("webpush: cannot send a push");
-		pd->wp_failed++;
 		push_free(p);
 		return;
 	}
@@ -272,10 +273,8 @@ static void push_queue(struct pushd *pd, struct wp_watch *w,
 {
 	char *q = strdup(payload);
 
-	if (q == NULL) {
-		pd->wp_skipped++;
+	if (q == NULL)
 		return;
-	}
 	if (w->queued)
 		free(w->queued);
 	else
@@ -287,17 +286,15 @@ static int send_row(void *ctx, const struct store_webpush_row *row)
 {
 	struct send_ctx *x = ctx;
 	struct pushd *pd = x->a->pd;
-	struct wp_watch *w = wp_watch_find(pd, row->session);
+	struct wp_watch *w = wp_watch_find(pd, x->a->key, row->session);
 
 	/* A browser with a tab in view shows the mail there itself; a
 	 * throttled or failing push service is left alone until its wait
 	 * ends. */
 	if (w == NULL || pd->ev.now < w->backoff_until ||
 	    acct_sess_visible(x->a, row->session) ||
-	    strlen(row->session) != SESS_ID_LEN) {
-		pd->wp_skipped++;
+	    strlen(row->session) != SESS_ID_LEN)
 		return 0;
-	}
 	if (w->in_flight || pd->wp_out >= WP_OUT_MAX) {
 		push_queue(pd, w, x->payload);
 		return 0;
@@ -321,9 +318,7 @@ static int drain_row(void *ctx, const struct store_webpush_row *row)
 
 	w->queued = NULL;
 	pd->wp_queued--;
-	if (acct_sess_visible(w->at.acct, row->session))
-		pd->wp_skipped++;
-	else
+	if (!acct_sess_visible(w->at.acct, row->session))
 		push_one(pd, w, row, payload);
 	free(payload);
 	return 0;

@@ -114,8 +114,9 @@ static int sub_read(struct req *r, json_object *o, struct sub_in *in)
  * someone else signed in before and never signed out. */
 #define OTHERS_MAX 16
 struct others {
-	const char *endpoint, *session;
+	const char *session;
 	char ids[OTHERS_MAX][SESS_ID_LEN + 1];
+	char accounts[OTHERS_MAX][APP_KEY_HEX + 1];
 	int n;
 };
 
@@ -123,9 +124,12 @@ static int other_row(void *ctx, const struct store_webpush_row *row)
 {
 	struct others *o = ctx;
 
-	if (!strcmp(row->endpoint, o->endpoint) && strcmp(row->session,
-	    o->session) && strlen(row->session) == SESS_ID_LEN)
-		memcpy(o->ids[o->n++], row->session, SESS_ID_LEN + 1);
+	if (strcmp(row->session, o->session) &&
+	    strlen(row->session) == SESS_ID_LEN &&
+	    strlen(row->account) == APP_KEY_HEX) {
+		memcpy(o->ids[o->n], row->session, SESS_ID_LEN + 1);
+		memcpy(o->accounts[o->n++], row->account, APP_KEY_HEX + 1);
+	}
 	return o->n == OTHERS_MAX;
 }
 
@@ -133,13 +137,13 @@ static int other_row(void *ctx, const struct store_webpush_row *row)
  * that the mail of the one before is never shown to the one after. */
 static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
 {
-	struct others o = { .endpoint = endpoint, .session = r->sess->id };
+	struct others o = { .session = r->sess->id };
 	int i;
 
-	if (store_webpush_list(r->app->store, NULL, other_row, &o) == -1)
+	if (store_webpush_endpoint(r->app->store, endpoint, other_row, &o) == -1)
 		return -1;
 	for (i = 0; i < o.n; i++) {
-		wp_watch_end(pd, o.ids[i]);
+		wp_watch_end(pd, o.accounts[i], o.ids[i]);
 		if (store_webpush_delete(r->app->store, o.ids[i], endpoint) == -1)
 			return -1;
 	}
@@ -196,7 +200,7 @@ static void sub_put(struct req *r, struct pushd *pd)
 
 static void sub_delete(struct req *r, struct pushd *pd)
 {
-	wp_watch_end(pd, r->sess->id);
+	wp_watch_end(pd, r->sess->account, r->sess->id);
 	if (store_webpush_delete(r->app->store, r->sess->id, NULL) == -1) {
 		serve_store_failed(r);
 		return;

@@ -172,7 +172,7 @@ int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
 	struct buf plain;
 	int rc = -1;
 
-	wp_watch_end(pd, row->session);
+	wp_watch_end(pd, row->account, row->session);
 	buf_init(&plain, SEALED_MAX);
 	if (wp_unseal(pd, row, &plain, f) == -1) {
 		log_warn("webpush: a subscription that does not open under this "
@@ -235,19 +235,21 @@ void wp_watch_startup(struct pushd *pd)
 	free(x.id);
 }
 
-struct wp_watch *wp_watch_find(struct pushd *pd, const char *sess_id)
+struct wp_watch *wp_watch_find(struct pushd *pd, const char *account,
+    const char *sess_id)
 {
-	struct wp_watch *w;
+	struct acct *a = acct_lookup(pd, account);
+	struct acct_tab *t;
 
-	for (w = pd->watches; w; w = w->next)
-		if (!strcmp(w->at.sess_id, sess_id))
-			return w;
+	for (t = a ? a->tabs : NULL; t; t = t->next)
+		if (t->watch && !t->dead && !strcmp(t->sess_id, sess_id))
+			return container_of(t, struct wp_watch, at);
 	return NULL;
 }
 
-void wp_watch_end(struct pushd *pd, const char *sess_id)
+void wp_watch_end(struct pushd *pd, const char *account, const char *sess_id)
 {
-	struct wp_watch *w = wp_watch_find(pd, sess_id);
+	struct wp_watch *w = wp_watch_find(pd, account, sess_id);
 
 	if (w)
 		watch_end(&w->at);

@@ -36,10 +36,13 @@ int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
 int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row);
 /* A watch for every stored subscription (start-up). */
 void wp_watch_startup(struct pushd *pd);
-/* The watch of session id, or NULL. */
-struct wp_watch *wp_watch_find(struct pushd *pd, const char *sess_id);
-/* Ends the watch of session id, if any. */
-void wp_watch_end(struct pushd *pd, const char *sess_id);
+/* The watch of session id of account, or NULL: among the account's tabs,
+ * so that a push to each of a thousand subscriptions does not walk them
+ * all each time. */
+struct wp_watch *wp_watch_find(struct pushd *pd, const char *account,
+    const char *sess_id);
+/* Ends that watch, if any. */
+void wp_watch_end(struct pushd *pd, const char *account, const char *sess_id);
 /* Ends every watch (at shutdown, with the tabs). */
 void wp_watch_shutdown(struct pushd *pd);
 

@@ -253,3 +253,30 @@ void js_check_free(struct js_check *c)
 	c->root = NULL;
 	c->tok = NULL;
 }
+
+json_object *js_response(json_object *root, const char *tag,
+    const char *method)
+{
+	json_object *resps, *r;
+	const char *name, *t;
+	size_t i;
+
+	if (!json_object_object_get_ex(root, "methodResponses", &resps) ||
+	    !json_object_is_type(resps, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(resps); i++) {
+		r = json_object_array_get_idx(resps, i);
+		if (!json_object_is_type(r, json_type_array) ||
+		    json_object_array_length(r) != 3 ||
+		    !json_object_is_type(json_object_array_get_idx(r, 0), json_type_string) ||
+		    !json_object_is_type(json_object_array_get_idx(r, 2), json_type_string) ||
+		    !json_object_is_type(json_object_array_get_idx(r, 1), json_type_object))
+			continue;
+		name = json_object_get_string(json_object_array_get_idx(r, 0));
+		t = json_object_get_string(json_object_array_get_idx(r, 2));
+		if (!strcmp(t, tag) && (method ? !strcmp(name, method) :
+		    strcmp(name, "error") != 0))
+			return json_object_array_get_idx(r, 1);
+	}
+	return NULL;
+}

@@ -19,6 +19,11 @@ json_object *js_parse(const char *p, size_t n);
 const char *js_str(json_object *obj, const char *key);
 int js_bool(json_object *obj, const char *key, int dflt);
 json_object *js_obj(json_object *obj, const char *key);
+/* In a JMAP response root, the arguments of the method response tagged
+ * tag (RFC 8620 3.4) and named method (any method when NULL, never an
+ * "error"), or NULL. */
+json_object *js_response(json_object *root, const char *tag,
+    const char *method);
 
 /* Feeds a body through a tokener as it streams past. */
 struct js_check {

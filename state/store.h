@@ -197,13 +197,15 @@ int store_webpush_get(struct store *st, const char *session,
  * fn: 0, fn's result, or -1. */
 int store_webpush_list(struct store *st, const char *account,
     store_webpush_fn *fn, void *ctx);
+/* The subscriptions that hold endpoint (a browser has one: several
+ * sessions signed in on it one after another), to fn: as above. */
+int store_webpush_endpoint(struct store *st, const char *endpoint,
+    store_webpush_fn *fn, void *ctx);
 /* Deletes the session's subscription; with endpoint, only while it is
  * still that one (a push service said it is gone, and the device may have
  * subscribed anew meanwhile). The rows deleted, or -1. */
 int store_webpush_delete(struct store *st, const char *session,
     const char *endpoint);
-/* The subscriptions stored, or -1. */
-long long store_webpush_count(struct store *st);
 
 #endif
 

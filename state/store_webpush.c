@@ -13,10 +13,11 @@ static const char sql_put[] =
 static const char sql_get[] = "SELECT " COLS " FROM webpush WHERE session = ?1";
 static const char sql_account[] =
     "SELECT " COLS " FROM webpush WHERE account = ?1";
+static const char sql_endpoint[] =
+    "SELECT " COLS " FROM webpush WHERE endpoint = ?1";
 static const char sql_all[] = "SELECT " COLS " FROM webpush ORDER BY account";
 static const char sql_delete[] = "DELETE FROM webpush WHERE session = ?1"
     " AND (?2 IS NULL OR endpoint = ?2)";
-static const char sql_count[] = "SELECT count(*) FROM webpush";
 
 int store_webpush_put(struct store *st, const struct store_webpush_row *row)
 {
@@ -82,6 +83,16 @@ int store_webpush_list(struct store *st, const char *account,
 	return walk(st, s, fn, ctx, 0);
 }
 
+int store_webpush_endpoint(struct store *st, const char *endpoint,
+    store_webpush_fn *fn, void *ctx)
+{
+	struct db_stmt *s = db_stmt(st, sql_endpoint);
+
+	if (s == NULL || db_text(st, s, 1, endpoint) == -1)
+		return -1;
+	return walk(st, s, fn, ctx, 0);
+}
+
 int store_webpush_delete(struct store *st, const char *session,
     const char *endpoint)
 {
@@ -91,11 +102,4 @@ int store_webpush_delete(struct store *st, const char *session,
 	    db_text(st, s, 2, endpoint) == -1)
 		return -1;
 	return db_changes(st, s);
-}
-
-long long store_webpush_count(struct store *st)
-{
-	struct db_stmt *s = db_stmt(st, sql_count);
-
-	return s ? db_one(st, s) : -1;
 }

@@ -447,6 +447,25 @@ static void obj_checks_type(void **state)
 	json_object_put(o);
 }
 
+/* A method response by its tag and name; never an "error" answer. */
+static void response_by_tag_and_method(void **state)
+{
+	const char *text = "{\"methodResponses\":[[\"error\",{\"type\":"
+	    "\"serverFail\"},\"a\"],[\"Email/get\",{\"state\":\"s1\"},\"b\"],"
+	    "[\"Mailbox/get\",{\"state\":\"m1\"},\"c\"],\"junk\"]}";
+	json_object *root = js_parse(text, strlen(text));
+
+	(void)state;
+	assert_non_null(root);
+	assert_null(js_response(root, "a", NULL));
+	assert_string_equal(js_str(js_response(root, "b", NULL), "state"), "s1");
+	assert_string_equal(js_str(js_response(root, "b", "Email/get"), "state"), "s1");
+	assert_null(js_response(root, "b", "Mailbox/get"));
+	assert_null(js_response(root, "z", NULL));
+	assert_null(js_response(NULL, "b", NULL));
+	json_object_put(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +494,7 @@ int main(void)
 		cmocka_unit_test(str_checks_type),
 		cmocka_unit_test(bool_checks_type),
 		cmocka_unit_test(obj_checks_type),
+		cmocka_unit_test(response_by_tag_and_method),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
