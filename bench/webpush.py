@@ -66,8 +66,7 @@ def pct(v, p):
 
 
 def subscribe(s, ps, path):
-    c = Client(s.url)
-    assert c.login(ALICE, PW).status == 200
+    c = Client.signed_in(s.url, ALICE, PW)
     k = pushservice.subscriber_keys()
     r = c.request("PUT", "/api/webpush", {"endpoint": ps.url(path), "keys": {
         "p256dh": k["p256dh"], "auth": k["auth"]}})
@@ -77,8 +76,7 @@ def subscribe(s, ps, path):
 
 def delay(s, ps, n):
     subscribe(s, ps, "/delay")
-    watcher = Client(s.url)
-    assert watcher.login(ALICE, PW).status == 200
+    watcher = Client.signed_in(s.url, ALICE, PW)
     tab = Stream(s.port, watcher.cookie, "types=*&visible=0")
     time.sleep(3)
     push_ms, tab_ms = [], []
@@ -130,8 +128,7 @@ def main():
               f"p50 {statistics.median(tab_ms):.0f} ms, p99 {pct(tab_ms, 99):.0f} ms; "
               f"pushd's own part p50 {statistics.median(extra):.0f} ms, p99 {pct(extra, 99):.0f} ms")
         pid = s.pushd.pid
-        viewer = Client(s.url)
-        assert viewer.login(ALICE, PW).status == 200
+        viewer = Client.signed_in(s.url, ALICE, PW)
         tabs = [Stream(s.port, viewer.cookie, "types=*&visible=0") for _ in range(100)]
         time.sleep(2)
         got0, fan0 = fan(s, tabs)

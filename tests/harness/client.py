@@ -73,6 +73,16 @@ class Client:
             value = rest.split(";", 1)[0]
             self.cookie = value or None
 
+    @classmethod
+    def signed_in(cls, base_url, username, password, **kw):
+        """A client signed in as username; raises when the sign-in fails."""
+        c = cls(base_url, **kw)
+        r = c.login(username, password)
+        if r.status != 200:
+            raise RuntimeError(f"sign-in of {username} failed: {r}")
+        c.account = r.json()["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        return c
+
     def login(self, username, password, remember=False):
         return self.request("POST", "/api/auth/login",
                             {"username": username, "password": password,

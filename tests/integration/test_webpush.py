@@ -44,11 +44,7 @@ class Suite:
         self.n = 0
 
     def signed_in(self, user):
-        c = Client(self.s.url)
-        r = c.login(user, USERS[user])
-        if r.status != 200:
-            raise RuntimeError(f"sign-in of {user} failed: {r}")
-        return c
+        return Client.signed_in(self.s.url, user, USERS[user])
 
     def subscribe(self, client, path):
         keys = pushservice.subscriber_keys()
@@ -240,9 +236,8 @@ class Suite:
         """The folders a person chooses (the setting notifyFolders) replace
         the Inbox: mail new in one of them is pushed, the Inbox's not."""
         t = self.t
-        c = Client(self.s.url)
-        r = c.login(ALICE, USERS[ALICE])
-        acc = r.json()["primaryAccounts"]["urn:ietf:params:jmap:mail"]
+        c = self.signed_in(ALICE)
+        acc = c.account
         _, k = self.subscribe(c, "/folders")
         r = c.jmap([["Mailbox/set", {"accountId": acc, "create": {"l": {"name": "Lists"}}}, "0"]])
         lists = r.json()["methodResponses"][0][1]["created"]["l"]["id"]
