@@ -13,11 +13,14 @@ build/bench unless POSTERN_BUILDDIR names a build:
    own work: the lookup, encryption, signature and the HTTPS request).
 2. Memory: pushd's VmRSS before and after N subscriptions (1,000 by
    default, sessions of one account), per subscription.
-3. CPU: pushd's user+system time over one mail that goes to all N, per
-   push (encryption, VAPID signature, TLS and HTTP to the push service).
+3. CPU: of one push's encryption and VAPID signature alone
+   (bench/webpush_cpu.c, against AES-GCM sealing the same payload as the
+   floor), and pushd's user+system time over one mail that goes to all N,
+   per push (with TLS and HTTP to the push service).
 4. Streams with N subscriptions: 100 hidden tabs get one mail's state
    event, first to last, against the same with none.
 Loopback only; everything started here is stopped before it returns."""
+import json
 import os
 import statistics
 import subprocess
@@ -107,6 +110,26 @@ def fan(s, tabs):
     return len(when), (max(when) - t0) * 1000 if when else None
 
 
+def crypto_cpu(rounds=2000):
+    """bench/webpush_cpu.c, built against this build's libraries."""
+    build = os.environ["POSTERN_BUILDDIR"]
+    out = os.path.join(tempfile.mkdtemp(prefix="postern-perf-cpu-"), "webpush_cpu")
+    libs = subprocess.run(["pkg-config", "--libs", "libssl", "libcrypto", "json-c", "libcurl",
+                           "sqlite3", "libpq", "zlib"], capture_output=True, text=True,
+                          check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-I", os.path.join(SRC, "shared"), "-I", os.path.join(SRC, "pushd"),
+                    "-o", out, os.path.join(SRC, "bench", "webpush_cpu.c"),
+                    os.path.join(build, "pushd", "libpushd.a"),
+                    os.path.join(build, "shared", "libpostern.a")] + libs, check=True)
+    r = json.loads(subprocess.run([out, str(rounds)], capture_output=True, text=True,
+                                  check=True).stdout)
+    print(f"cpu, encryption + signature only ({r['rounds']} rounds): encrypt "
+          f"{r['encrypt_us']:.0f} us, VAPID {r['vapid_us']:.0f} us, together "
+          f"{r['encrypt_us'] + r['vapid_us']:.0f} us; floor (AES-GCM sealing of the same "
+          f"payload) {r['floor_us']:.2f} us: "
+          f"{(r['encrypt_us'] + r['vapid_us']) / r['floor_us']:.0f}x")
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     subs = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -121,6 +144,7 @@ def main():
     try:
         print(f"# machine: {os.uname().nodename}, {os.cpu_count()} cores, "
               f"load {open('/proc/loadavg').read().split()[0]}")
+        crypto_cpu()
         push_ms, tab_ms = delay(s, ps, n)
         extra = [p - t for p, t in zip(push_ms, tab_ms)]
         print(f"delay, {len(push_ms)} mails: push p50 {statistics.median(push_ms):.0f} ms, "
