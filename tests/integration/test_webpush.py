@@ -303,6 +303,21 @@ class Suite:
         t.ok(refused, "the push to a name that resolves to loopback is refused")
         t.eq(self.ps.requests("/byname"), [], "and nothing reached the push service")
 
+    def turned_off(self):
+        """webpush = no: the app is told it is off, and the route is 404."""
+        t, s = self.t, self.s
+        s.stop_pushd()
+        s.conf_extra["webpush"] = "no"
+        s.write_conf(s.upstream or s.cyrus.base_url)
+        s.start_pushd()
+        s.stop_lighttpd()      # the responders read postern.conf at start
+        s.start_lighttpd()
+        c = self.signed_in(ALICE)
+        f = c.request("GET", "/api/config").json()["features"]
+        t.eq((f.get("push"), f.get("webpush")), (True, False), "webpush = no: /api/config says false")
+        r, _ = self.subscribe(c, "/off")
+        t.eq((r.status, r.json().get("error")), (404, "not_found"), "and PUT /api/webpush is 404")
+
     def run(self):
         self.config()
         self.route()
@@ -314,6 +329,7 @@ class Suite:
         self.folders()
         self.restart()
         self.loopback_refused()
+        self.turned_off()
 
 
 def main():
