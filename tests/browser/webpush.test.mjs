@@ -392,6 +392,11 @@ test("update: a new release is offered (Reload), nothing reloads by itself; Relo
   writeFileSync(join(stack.www, "js/precache.js"), precache.text(stack.www));
   const fresh = precache.version(stack.www);
   assert(fresh !== old, "a new version");
+  // lighttpd keeps a file's stat for a second: until it serves the new
+  // precache.js, an update would install the new files under the old name.
+  // (Asked from here: the page's fetch would be the worker's answer.)
+  await until(async () => (await (await fetch(new URL("js/precache.js", stack.url))).text()).includes(fresh),
+    "the web server serving the new release", 10000);
 
   let loads = 0;
   page.on("framenavigated", (f) => { if (f === page.mainFrame()) loads++; });
