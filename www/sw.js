@@ -6,17 +6,24 @@
 // (pushd's payload), opens the mail on a click and keeps the app's badge.
 // What it decides is js/swlogic.js's, tested without a browser.
 import { VERSION, FILES } from "./js/precache.js";
-import { cacheName, PREFS, stale, cacheKey, notice, clickPlan, keyBytes } from "./js/swlogic.js";
+import { cacheName, PREFS, stale, cacheKey, fetchRelease, notice, clickPlan, keyBytes } from "./js/swlogic.js";
 import { translator, pickLanguage } from "./js/i18n.js";
 
 const CACHE = cacheName(VERSION);
-const OWN = new Set(FILES);
+const OWN = new Set(Object.keys(FILES));
 const scope = () => self.registration.scope;
 
-// The release's files, all or none: past the HTTP cache (revalidated), so
-// that no file of the release before slips into this one's cache.
+// The release's files, all or none and each of this release: past the
+// HTTP cache (revalidated), and checked against precache.js's sums, so
+// that no file of another release slips into this one's cache. A failed
+// install leaves the running release as it was; the next check tries again.
 self.addEventListener("install", (e) => {
-  e.waitUntil(caches.open(CACHE).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: "no-cache" })))));
+  e.waitUntil((async () => {
+    const got = await fetchRelease(FILES, VERSION, (f) => fetch(new Request(f, { cache: "no-cache" })),
+      (bytes) => crypto.subtle.digest("SHA-256", bytes));
+    const c = await caches.open(CACHE);
+    await Promise.all(got.map(([f, r]) => c.put(f, r)));
+  })());
 });
 
 // Active (the first time, or after the user's Reload): older releases go.

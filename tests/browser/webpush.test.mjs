@@ -377,7 +377,7 @@ test("folders: one chosen under the switch is stored (notifyFolders); its new ma
 });
 
 // Last: it leaves the copy of the app a release ahead.
-test("update: a new release is offered (Reload), nothing reloads by itself; Reload moves the page onto it, the old cache goes", async () => {
+test("update: a half-done upgrade is not installed; a new release is offered (Reload), nothing reloads by itself; Reload moves the page onto it, the old cache goes", async () => {
   assert(stack.www, "the stack serves a copy of the app");
   const page = await newPage();
   await signIn(page, "alice");
@@ -385,39 +385,47 @@ test("update: a new release is offered (Reload), nothing reloads by itself; Relo
   const old = await page.evaluate(async () => (await import("./js/precache.js")).VERSION);
   await until(async () => (await page.evaluate(() => caches.keys())).includes(`postern-${old}`), "the release's cache");
 
-  // The release, on disk: a file changes, and precache.js as the build writes it.
-  const mark = `// release ${Date.now()}`;
-  appendFileSync(join(stack.www, "js/dates.js"), `${mark}\n`);
-  const precache = await import(pathToFileURL(join(SRC, "scripts/sw-precache.mjs")).href);
-  writeFileSync(join(stack.www, "js/precache.js"), precache.text(stack.www));
-  const fresh = precache.version(stack.www);
-  assert(fresh !== old, "a new version");
-  // lighttpd keeps a file's stat for a second: until it serves the new
-  // precache.js, an update would install the new files under the old name.
-  // (Asked from here: the page's fetch would be the worker's answer.)
-  await until(async () => (await (await fetch(new URL("js/precache.js", stack.url))).text()).includes(fresh),
-    "the web server serving the new release", 10000);
+  // What the browser does on a navigation, and the app every hour: a
+  // check for a release; then what came of it ("installed", "redundant":
+  // its install failed, "none": nothing new).
+  const check = () => page.evaluate(async () => {
+    const r = await navigator.serviceWorker.getRegistration();
+    await r.update().catch(() => {});
+    const w = r.installing;
+    if (!w) return r.waiting ? "installed" : "none";
+    return w.state !== "installing" ? w.state
+      : new Promise((res) => w.addEventListener("statechange", () => { if (w.state !== "installing") res(w.state); }));
+  });
+  // lighttpd keeps a file's stat for a second: what it serves is asked
+  // from here (the page's fetch would be the worker's answer).
+  const served = async (path, text) => (await (await fetch(new URL(path, stack.url))).text()).includes(text);
+  const cached = () => page.evaluate(async () => (await fetch("js/dates.js")).text());
 
   let loads = 0;
   page.on("framenavigated", (f) => { if (f === page.mainFrame()) loads++; });
   await page.evaluate(() => { self.__before = true; });
-  // What the browser does on a navigation, and the app every hour; asked
-  // again until the web server serves the new files (lighttpd keeps a
-  // file's stat for a second, and a loaded machine may be slower still).
   const offer = page.getByRole("status").filter({ hasText: "A new version of postern is ready." });
-  await until(async () => {
-    await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
-    return (await offer.isVisible()) || offer.waitFor({ timeout: 3000 }).then(() => true, () => false);
-  }, "the offer of the new release", 45000).catch(async (e) => {
-    // What the browser and the server had, for the log.
-    const seen = await page.evaluate(async () => {
-      const r = await navigator.serviceWorker.getRegistration();
-      const served = await (await fetch("js/precache.js", { cache: "no-store" })).text();
-      return { installing: !!r.installing, waiting: !!r.waiting, active: r.active?.state,
-        caches: await caches.keys(), served: (served.match(/VERSION = "([^"]*)"/) || [])[1] };
-    });
-    throw new Error(`${e.message}: ${JSON.stringify({ ...seen, fresh })}`);
-  });
+
+  // An upgrade half done on the server: a file of the new release beside
+  // the old precache.js. Its check finds the change, and its install fails.
+  const mark = `// release ${Date.now()}`;
+  appendFileSync(join(stack.www, "js/dates.js"), `${mark}\n`);
+  await until(() => served("js/dates.js", mark), "the web server serving the changed file", 10000);
+  await until(async () => (await check()) === "redundant", "a check that finds the half-done release", 30000);
+  assert(await check() !== "installed", "nothing of it waits");
+  assert(JSON.stringify((await page.evaluate(() => caches.keys())).filter((k) => k !== "postern-prefs")) ===
+    JSON.stringify([`postern-${old}`]), "no other cache");
+  assert(!(await cached()).includes(mark), "the running release's cache still holds its own file");
+  assert(!(await offer.isVisible()), "no offer");
+
+  // The upgrade done: precache.js as the build writes it.
+  const precache = await import(pathToFileURL(join(SRC, "scripts/sw-precache.mjs")).href);
+  writeFileSync(join(stack.www, "js/precache.js"), precache.text(stack.www));
+  const fresh = precache.version(stack.www);
+  assert(fresh !== old, "a new version");
+  await until(() => served("js/precache.js", fresh), "the web server serving the new release", 10000);
+  await until(async () => (await check()) === "installed", "the new release installed", 30000);
+  await offer.waitFor({ timeout: 10000 });
   // It waits for the user: the same page, the new worker waiting, both caches kept.
   await page.waitForTimeout(2000);
   assert(loads === 0 && await page.evaluate(() => self.__before === true), "nothing reloaded by itself");

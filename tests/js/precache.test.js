@@ -5,30 +5,39 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
 import { text, files } from "../../scripts/sw-precache.mjs";
 import { VERSION, FILES } from "../../www/js/precache.js";
 
 const www = fileURLToPath(new URL("../../www/", import.meta.url));
 const read = (p) => readFileSync(new URL(`../../${p}`, import.meta.url));
+const LIST = Object.keys(FILES);
 
 test("the list and the version are what scripts/sw-precache.mjs writes now", () => {
   const want = text(www);
   assert.ok(readFileSync(www + "js/precache.js", "utf8") === want,
     "www/js/precache.js is stale (a file under www/ was added, removed or changed): run node scripts/sw-precache.mjs");
   assert.match(VERSION, /^[0-9a-f]{16}$/);
-  assert.deepEqual(FILES, files(www));
+  assert.deepEqual(LIST, files(www));
+});
+
+test("each file's sum is the start of its SHA-256; precache.js, which holds them, has none", () => {
+  for (const [f, want] of Object.entries(FILES)) {
+    if (f === "js/precache.js") assert.equal(want, "");
+    else assert.equal(want, createHash("sha256").update(readFileSync(www + f)).digest("hex").slice(0, 16), f);
+  }
 });
 
 test("the list holds the app's every file, never an API path or the worker itself", () => {
   for (const f of ["index.html", "app.js", "style.css", "manifest.json", "js/store.js", "js/views/reader.js",
-    "i18n/ar.json", "vendor/purify.es.js", "icons/icon-192.png"]) assert.ok(FILES.includes(f), f);
-  assert.ok(!FILES.some((f) => /^(api|api-errors)\//.test(f) || f === "sw.js" || /LICENSE|README/.test(f)));
-  for (const f of FILES) assert.ok(existsSync(www + f), f);
+    "i18n/ar.json", "vendor/purify.es.js", "icons/icon-192.png"]) assert.ok(LIST.includes(f), f);
+  assert.ok(!LIST.some((f) => /^(api|api-errors)\//.test(f) || f === "sw.js" || /LICENSE|README/.test(f)));
+  for (const f of LIST) assert.ok(existsSync(www + f), f);
 });
 
 test("every file of the list and the worker are in Makefile.am's lists, so make install ships them", () => {
   const mk = read("Makefile.am").toString();
-  for (const f of [...FILES, "sw.js"]) assert.ok(new RegExp(`(^|\\s)www/${f.replace(/\./g, "\\.")}(\\s|$)`, "m").test(mk), `www/${f} in Makefile.am`);
+  for (const f of [...LIST, "sw.js"]) assert.ok(new RegExp(`(^|\\s)www/${f.replace(/\./g, "\\.")}(\\s|$)`, "m").test(mk), `www/${f} in Makefile.am`);
 });
 
 // A PNG's width and height, from its IHDR.
@@ -53,6 +62,6 @@ test("the manifest: installable fields, its icons there at their sizes; the page
   const html = read("www/index.html").toString();
   assert.match(html, /<link rel="manifest" href="manifest.json">/);
   const touch = html.match(/<link rel="apple-touch-icon" href="([^"]+)">/);
-  assert.ok(touch && FILES.includes(touch[1]));
+  assert.ok(touch && LIST.includes(touch[1]));
   assert.deepEqual(size(read("www/" + touch[1])), [180, 180]);
 });

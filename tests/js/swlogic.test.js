@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { cacheName, PREFS, stale, cacheKey, mailHash, notice, clickPlan, keyBytes, sameKey } from "../../www/js/swlogic.js";
+import { createHash } from "node:crypto";
+import { cacheName, PREFS, stale, cacheKey, fetchRelease, mailHash, notice, clickPlan, keyBytes, sameKey } from "../../www/js/swlogic.js";
 import { translator } from "../../www/js/i18n.js";
 import { status } from "../../www/js/webpush.js";
 
@@ -108,6 +109,28 @@ test("the server's VAPID key: 65 bytes of an uncompressed P-256 point, base64url
   for (const bad of [undefined, "", "abc", Buffer.from(raw.slice(1)).toString("base64url"), b64 + "=", "a+b/"]) {
     assert.equal(keyBytes(bad), null, String(bad));
   }
+});
+
+// A server's files (path → text) as fetch would answer them.
+const server = (files) => async (path) => (path in files ? new Response(files[path], { status: 200 })
+  : new Response("no", { status: 404 }));
+const sha256 = async (bytes) => createHash("sha256").update(bytes).digest();
+const sum = (text) => createHash("sha256").update(text).digest("hex").slice(0, 16);
+
+test("a release installs only when every file is of it: a mix (an upgrade under way) is refused", async () => {
+  const old = { "app.js": "app 1", "js/dates.js": "dates 1", "js/precache.js": 'export const VERSION = "v1";' };
+  const list = { "app.js": sum("app 1"), "js/dates.js": sum("dates 1"), "js/precache.js": "" };
+  const got = await fetchRelease(list, "v1", server(old), sha256);
+  assert.deepEqual(got.map(([p]) => p), ["app.js", "js/dates.js", "js/precache.js"]);
+  assert.equal(await got[1][1].text(), "dates 1", "the response itself, unread, to keep");
+  // dates.js already of the next release
+  await assert.rejects(fetchRelease(list, "v1", server({ ...old, "js/dates.js": "dates 2" }), sha256),
+    /js\/dates\.js is not of release v1/);
+  // precache.js already of the next release (it names another version)
+  await assert.rejects(fetchRelease(list, "v1", server({ ...old, "js/precache.js": 'export const VERSION = "v2";' }), sha256),
+    /js\/precache\.js is not of release v1/);
+  // a file gone, or an error
+  await assert.rejects(fetchRelease({ ...list, "gone.js": sum("x") }, "v1", server(old), sha256), /gone\.js: HTTP 404/);
 });
 
 test("the setting's line: what this device gets, and why not", () => {

@@ -14,6 +14,28 @@ export const PREFS = `${PREFIX}prefs`;
 export const stale = (names, version) =>
   names.filter((n) => n.startsWith(PREFIX) && n !== cacheName(version) && n !== PREFS);
 
+// A release's files, fetched (get(path) → Response) and each checked
+// against the list it came with (files: path → the start of its SHA-256
+// in hex; "" for precache.js itself, which must name version): the
+// [path, response] pairs to keep, or a rejection naming the first file of
+// another release. A server being upgraded serves old and new files side
+// by side for a while; what is installed then must be one release, never
+// a mix, and the next check for a release tries again. sha256(bytes) →
+// the digest's bytes (crypto.subtle's).
+export async function fetchRelease(files, version, get, sha256) {
+  return Promise.all(Object.entries(files).map(async ([path, want]) => {
+    const r = await get(path);
+    if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
+    const bytes = new Uint8Array(await r.clone().arrayBuffer());
+    const mine = want ? hex(await sha256(bytes)).slice(0, 16) === want
+      : new TextDecoder().decode(bytes).includes(`VERSION = "${version}";`);
+    if (!mine) throw new Error(`${path} is not of release ${version}`);
+    return [path, r];
+  }));
+}
+
+export const hex = (buf) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+
 // The cached file that answers req ({method, url}) under scope, or null:
 // the request then goes to the network untouched. files: a Set of the
 // app's files, relative to the scope. A query makes it another resource.
