@@ -147,12 +147,33 @@ static int print_subs(struct app *a, time_t now, FILE *out)
 	return 0;
 }
 
+/* The nodes whose pushd shares the state, one line each. */
+struct nodes {
+	FILE *out;
+	time_t now;
+};
+
+static void print_node(void *ctx, const char *name, long long started,
+    long long seen)
+{
+	struct nodes *n = ctx;
+	long long ago = (long long)n->now - seen;
+
+	(void)started;
+	fprintf(n->out, "node %s: seen %lld s ago%s\n", name, ago < 0 ? 0 : ago,
+	    ago > STORE_NODE_GONE ? " (gone)" : "");
+}
+
 int admin_push(struct app *a, time_t now, FILE *out)
 {
+	struct nodes n = { out, now };
+
 	fprintf(out, "pushd: %s (%s)\n", usock_alive(a->cfg.pushd_socket) ?
 	    "running" : "not running: the app polls", a->cfg.pushd_socket);
 	fprintf(out, "push_mode: %s\n", cfg_push_modes[a->cfg.push_mode]);
-	if (print_modes(a, out) == -1 || print_subs(a, now, out) == -1)
+	fprintf(out, "node_name: %s\n", a->cfg.node_name);
+	if (store_node_list(a->store, print_node, &n) == -1 ||
+	    print_modes(a, out) == -1 || print_subs(a, now, out) == -1)
 		return -1;
 	return 0;
 }

@@ -1,4 +1,4 @@
--- postern state, schema version 5 (PRAGMA user_version).
+-- postern state, schema version 6 (PRAGMA user_version).
 -- Created by the programs on first run; shipped for reference and for
 -- operators who create the database by hand. Nothing here holds a password
 -- or a cookie in clear: see "Sessions and secrets" in docs/DECISIONS.md.
@@ -60,6 +60,9 @@ CREATE TABLE settings (
 -- subscription's sub_id, its expiry, and token_hash: SHA-256 (hex) of the
 -- token in its callback URL, the callback's only credential, which is
 -- never stored (version 4; before, the column "token" held it in clear).
+-- node (version 6) is the node_name of the pushd that wrote the row:
+-- a pushd starting or stopping cleans up its own rows and those of nodes
+-- gone (see nodes), never another live node's.
 CREATE TABLE push_accounts (
   account   TEXT PRIMARY KEY,
   mode      TEXT NOT NULL,
@@ -68,7 +71,18 @@ CREATE TABLE push_accounts (
   state     TEXT,
   expires   INTEGER,
   updated   INTEGER NOT NULL,
-  tabs      INTEGER NOT NULL DEFAULT 0
+  tabs      INTEGER NOT NULL DEFAULT 0,
+  node      TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+
+-- The gateway nodes whose pushd shares this state (version 6), by
+-- node_name: when it started, and when it last said it is alive (seen,
+-- every 10 s). A node not seen for a minute is gone: the others may
+-- clean up its rows.
+CREATE TABLE nodes (
+  name      TEXT PRIMARY KEY,
+  started   INTEGER NOT NULL,
+  seen      INTEGER NOT NULL
 ) WITHOUT ROWID;
 
 -- A device's Web Push subscription (version 5), one per session: where its

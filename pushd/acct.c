@@ -179,7 +179,6 @@ void acct_dirty(struct acct *a)
 void acct_startup(struct pushd *pd)
 {
 	ev_timer_init(&pd->flush_timer, acct_on_flush);
-	store_push_startup(pd->app.store, (long long)time(NULL));
 }
 
 /* -- life ------------------------------------------------------------------ */

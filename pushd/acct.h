@@ -159,7 +159,7 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible);
  * the ring still holds, or a resync event when it cannot know what t
  * missed. */
 void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id);
-/* Removes rows a previous run left for channels that died with it. */
+/* Readies the accounts' writes to the state. */
 void acct_startup(struct pushd *pd);
 /* Ends every account (at shutdown, after their tabs). */
 void acct_shutdown(struct pushd *pd);

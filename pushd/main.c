@@ -20,6 +20,7 @@
 #include "conn.h"
 #include "log.h"
 #include "mcurl.h"
+#include "node.h"
 #include "private.h"
 #include "pushd.h"
 #include "route.h"
@@ -194,6 +195,7 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 		return -1;
 	}
 	acct_startup(pd);
+	node_start(pd);
 	/* Without its key pushd runs on, without Web Push (logged). */
 	if (wp_init(pd) == 0)
 		wp_watch_startup(pd);
@@ -233,6 +235,7 @@ static void teardown(struct pushd *pd)
 		conn_close(pd->conns);
 	wp_watch_shutdown(pd);
 	acct_shutdown(pd);
+	node_stop(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
 	ev_flush_deferred(&pd->ev);
 	cap_free(&pd->cap);
@@ -268,6 +271,7 @@ int main(int argc, char **argv)
 	pd.listen_io.fd = pd.signal_io.fd = pd.spare_fd = -1;
 	ev_timer_init(&pd.curl_timer, NULL);
 	ev_timer_init(&pd.flush_timer, NULL);
+	ev_timer_init(&pd.node_timer, NULL);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return 1;
 	if (setup(&pd, conf, daemonise) == -1) {

@@ -83,6 +83,7 @@ struct pushd {
 	struct curl_slist *sse_headers;    /* of an upstream event stream */
 	struct ev_timer curl_timer;
 	struct ev_timer flush_timer;   /* writes dirty accounts to the db */
+	struct ev_timer node_timer;    /* the node's heartbeat (node.c) */
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */

@@ -108,6 +108,15 @@ static int load_secret(struct app *a, char *err, size_t errlen)
 	return -1;
 }
 
+/* The store, named after this node (node_name). */
+static int open_store(struct app *a, char *err, size_t errlen)
+{
+	if (store_open(&a->store, a->cfg.state_db, err, errlen) == -1)
+		return -1;
+	store_set_node(a->store, a->cfg.node_name);
+	return 0;
+}
+
 int app_open_cfg(struct app *a, char *err, size_t errlen)
 {
 	a->up = NULL;
@@ -116,7 +125,7 @@ int app_open_cfg(struct app *a, char *err, size_t errlen)
 	a->n_closers = 0;
 	if (load_secret(a, err, errlen) == -1)
 		return -1;
-	if (store_open(&a->store, a->cfg.state_db, err, errlen) == -1) {
+	if (open_store(a, err, errlen) == -1) {
 		if (!a->db_later)
 			return -1;
 		log_err("%s (answering 503 until it opens)", err);
@@ -170,7 +179,7 @@ int app_db(struct app *a)
 
 	if (a->store)
 		return 0;
-	if (store_open(&a->store, a->cfg.state_db, err, sizeof(err)) == 0) {
+	if (open_store(a, err, sizeof(err)) == 0) {
 		log_info("the state database is open again");
 		return 0;
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -108,6 +109,8 @@ static const struct cfg_key cfg_keys[] = {
 	    "256" },
 	{ "pushd_socket", T_STR, O(pushd_socket), 0, 0, NULL,
 	    RUNDIR "/pushd.sock" },
+	/* Several nodes on one state_db (PostgreSQL): each one's name. */
+	{ "node_name", T_STR, O(node_name), 0, 0, NULL, NULL },
 	/* Web Push (RFC 8030/8291/8292) from pushd to devices with every tab
 	 * closed. The key pair is made by postern-admin init (or pushd) beside
 	 * the secret. */
@@ -354,6 +357,26 @@ static int load_line(struct cfg *c, char *line, char *err, size_t errlen)
 	return cfg_set(c, key, trim(eq + 1), err, errlen);
 }
 
+/* What a node name may hold: it goes into the state and into logs. */
+#define NODE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+    "0123456789.-_"
+
+/* node_name's default: the host name, cut to 63 characters, what a name
+ * may not hold made "-" ("localhost" when there is none). */
+static char *default_node_name(void)
+{
+	char h[256] = "";
+	size_t i;
+
+	if (gethostname(h, sizeof(h) - 1) == -1 || h[0] == '\0')
+		snprintf(h, sizeof(h), "localhost");
+	h[63] = '\0';
+	for (i = 0; h[i]; i++)
+		if (!strchr(NODE_CHARS, h[i]))
+			h[i] = '-';
+	return xstrdup(h);
+}
+
 int cfg_load_file(struct cfg *c, FILE *f, const char *name, char *err,
     size_t errlen)
 {
@@ -372,6 +395,8 @@ int cfg_load_file(struct cfg *c, FILE *f, const char *name, char *err,
 		snprintf(what, sizeof(what), "read error");
 		rc = -1;
 	}
+	if (rc == 0 && c->node_name == NULL)
+		c->node_name = default_node_name();
 	if (rc == 0)
 		return cfg_check(c, err, errlen);
 	snprintf(err, errlen, "%s:%d: %s", name, lineno, what);
@@ -440,6 +465,13 @@ int cfg_check(const struct cfg *c, char *err, size_t errlen)
 	    strncmp(c->webpush_subject, "https://", 8)) {
 		snprintf(err, errlen, "webpush_subject is a mailto: or https: "
 		    "address");
+		return -1;
+	}
+	if (c->node_name && (c->node_name[0] == '\0' ||
+	    strlen(c->node_name) > 63 ||
+	    strspn(c->node_name, NODE_CHARS) != strlen(c->node_name))) {
+		snprintf(err, errlen, "node_name is 1 to 63 letters, digits, "
+		    "dots, hyphens and underscores");
 		return -1;
 	}
 	if (c->sieve_host && !sieve_host_ok(c->sieve_host)) {

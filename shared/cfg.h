@@ -74,6 +74,8 @@ struct cfg {
 	long push_streams_per_session;  /* event streams at once, 0 = no cap */
 	long push_streams_per_ip;   /* the same per address (an IPv6 /64) */
 	char *pushd_socket;
+	char *node_name;            /* this node's name among those sharing
+	                               state_db; default: the host name */
 	int webpush;                /* Web Push to devices: on or off */
 	char *webpush_key_file;     /* the VAPID key pair (PEM) */
 	char *webpush_subject;      /* VAPID "sub": mailto: or https:, or NULL */

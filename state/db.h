@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "store.h"
+
 /* Statements a process prepares at most (all of state/ holds 50). */
 #define STORE_MAX_STMTS 64
 
@@ -48,6 +50,7 @@ struct db_ops {
 /* The common head of each driver's struct store. */
 struct db_head {
 	const struct db_ops *ops;
+	char node[STORE_NODE_MAX + 1];  /* store_set_node's, else "" */
 };
 
 /* The drivers: open (creating and migrating) or inspect read-only, as
@@ -67,6 +70,12 @@ int db_pg_inspect(const char *uri, long long *version, long long *objects,
 int db_pg_schema(struct store *st, char *err, size_t errlen);
 int db_pg_version(struct store *st, long long *version, char *err,
     size_t errlen);
+
+/* The step from version from to the next (db_upgrades.c), in the
+ * schema's words; NULL past the current version. */
+const char *db_upgrade_step(int from);
+/* SQL in the schema's words as PostgreSQL takes it (malloc'd), or NULL. */
+char *db_pg_mapped(const char *sql);
 
 /* conf/schema.sql, compiled in (store.c): the one schema. */
 extern const char db_schema_sql[];

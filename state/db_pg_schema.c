@@ -1,9 +1,10 @@
-/* db_pg_schema: conf/schema.sql on PostgreSQL. The one schema, with a
- * small mapping of SQLite's words to PostgreSQL's (schema_map below); its
- * version in a one-row table, postern_schema, where SQLite keeps PRAGMA
- * user_version. A fresh database is created at STORE_SCHEMA_VERSION in
- * one transaction under an advisory lock, so that processes starting
- * together create it once. */
+/* db_pg_schema: conf/schema.sql on PostgreSQL. The one schema and the one
+ * list of upgrades (db_upgrades.c), with a small mapping of SQLite's words
+ * to PostgreSQL's (schema_map below); its version in a one-row table,
+ * postern_schema, where SQLite keeps PRAGMA user_version. A fresh database
+ * is created at STORE_SCHEMA_VERSION, an older one upgraded step by step,
+ * in one transaction under an advisory lock, so that processes starting
+ * together do it once. */
 #include "db.h"
 
 #include <stdio.h>
@@ -29,12 +30,12 @@ static const struct {
 	{ " WITHOUT ROWID", "" },
 };
 
-/* The schema with the mapping applied (malloc'd), or NULL. Words are
- * matched whole: the schema's text has nothing else in capitals. */
-static char *schema_mapped(void)
+/* Words are matched whole: the schema's text has nothing else in
+ * capitals. */
+char *db_pg_mapped(const char *sql)
 {
-	size_t cap = 2 * strlen(db_schema_sql) + 1, n = 0, i, k;
-	const char *p = db_schema_sql;
+	size_t cap = 2 * strlen(sql) + 1, n = 0, i, k;
+	const char *p = sql;
 	char *out = malloc(cap);
 
 	if (out == NULL)
@@ -59,7 +60,7 @@ static char *schema_mapped(void)
 /* Creates the schema and its version: 0 or -1. */
 static int schema_create(struct store *st)
 {
-	char *sql = schema_mapped();
+	char *sql = db_pg_mapped(db_schema_sql);
 	int rc;
 
 	if (sql == NULL)
@@ -75,7 +76,25 @@ static int schema_create(struct store *st)
 	    ")");
 }
 
-/* Under the lock: creates a fresh schema, or accepts the current one. */
+/* The steps from version v to the current one, then the version. */
+static int schema_upgrade(struct store *st, long long v)
+{
+	char *sql, done[80];
+	int rc = 0;
+
+	for (; v < STORE_SCHEMA_VERSION && rc == 0; v++) {
+		if ((sql = db_pg_mapped(db_upgrade_step((int)v))) == NULL)
+			return -1;
+		rc = db_ops(st)->exec(st, sql);
+		free(sql);
+	}
+	snprintf(done, sizeof(done), "UPDATE postern_schema SET version = %d",
+	    STORE_SCHEMA_VERSION);
+	return rc == 0 ? db_ops(st)->exec(st, done) : -1;
+}
+
+/* Under the lock: creates a fresh schema, upgrades an older one (made at
+ * version 5 or later), or accepts the current one. */
 static int schema_locked(struct store *st, char *err, size_t errlen)
 {
 	long long v;
@@ -87,6 +106,8 @@ static int schema_locked(struct store *st, char *err, size_t errlen)
 		return schema_create(st);
 	if (v == STORE_SCHEMA_VERSION)
 		return 0;
+	if (v >= 5 && v < STORE_SCHEMA_VERSION)
+		return schema_upgrade(st, v);
 	snprintf(err, errlen, "database schema %lld is %s than this program "
 	    "(%d)", v, v > STORE_SCHEMA_VERSION ? "newer" : "older",
 	    STORE_SCHEMA_VERSION);

@@ -89,36 +89,6 @@ static int db_user_version(struct sq_db *db, int *v)
 	return 0;
 }
 
-/* The steps from each older version to the next, run in order inside the
- * migration's transaction. SQLite's only: every PostgreSQL database was
- * created at version 5 or later (db_pg_schema.c), so these older versions
- * exist only as SQLite files. A step for version 6 on would go in both
- * engines' lists. */
-static const char *const db_upgrades[] = {
-	/* 1 -> 2: pushd counts each account's open event streams. */
-	"ALTER TABLE push_accounts ADD COLUMN tabs INTEGER NOT NULL DEFAULT 0",
-	/* 2 -> 3: when the mail server last accepted a session. 0 for the
-	 * sessions already there: their next route that does not ask the
-	 * mail server itself asks it first. */
-	"ALTER TABLE sessions ADD COLUMN verified INTEGER NOT NULL DEFAULT 0",
-	/* 3 -> 4: a verified subscription's push token, the only credential
-	 * of its callback, is kept as its SHA-256 (hex). The rows there are
-	 * hashed in place, so that their subscriptions go on. A pushd of
-	 * the old version still running meets no column "token" and so
-	 * cannot write a clear one. */
-	"ALTER TABLE push_accounts RENAME COLUMN token TO token_hash;"
-	" UPDATE push_accounts SET token_hash = postern_sha256_hex(token_hash)"
-	" WHERE token_hash IS NOT NULL",
-	/* 4 -> 5: devices' Web Push subscriptions (conf/schema.sql). */
-	"CREATE TABLE webpush (session TEXT PRIMARY KEY REFERENCES"
-	" sessions(id) ON DELETE CASCADE, account TEXT NOT NULL,"
-	" endpoint TEXT NOT NULL, p256dh BLOB NOT NULL, auth BLOB NOT NULL,"
-	" sealed BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;"
-	" CREATE INDEX webpush_account ON webpush(account)",
-};
-_Static_assert(sizeof(db_upgrades) / sizeof(db_upgrades[0]) ==
-    STORE_SCHEMA_VERSION - 1, "one upgrade step for each version");
-
 /* postern_sha256_hex(text): the SHA-256 of its bytes in hex, for the
  * upgrades only (registered while they run). */
 static void db_sha256_hex(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -146,7 +116,7 @@ static int db_upgrade(struct sq_db *db, int from)
 	    NULL) != SQLITE_OK)
 		return -1;
 	for (v = from; v < STORE_SCHEMA_VERSION && rc == 0; v++)
-		if (sqlite3_exec(db->h, db_upgrades[v - 1], NULL, NULL, NULL) !=
+		if (sqlite3_exec(db->h, db_upgrade_step(v), NULL, NULL, NULL) !=
 		    SQLITE_OK)
 			rc = -1;
 	sqlite3_create_function(db->h, "postern_sha256_hex", 1, SQLITE_UTF8,

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_RATE_KEYS_MAX 4
 
 struct store;
@@ -43,6 +43,28 @@ int store_commit(struct store *st);
  * *objects counts its tables and indexes. 0, or -1 with a message. */
 int store_inspect(const char *path, long long *version, long long *objects,
     char *err, size_t errlen);
+
+/* -- the nodes sharing the state (store_node.c) ---------------------------- */
+
+/* A node_name's length at most. */
+#define STORE_NODE_MAX 63
+/* Seconds between a pushd's heartbeats, and without one before its node
+ * counts as gone (six missed: a node that is only slow is never gone). */
+#define STORE_NODE_BEAT 10
+#define STORE_NODE_GONE 60
+
+/* Names the node this process runs on (node_name, cut at STORE_NODE_MAX):
+ * the push rows it writes are its own. Until then "". */
+void store_set_node(struct store *st, const char *name);
+const char *store_node(struct store *st);
+/* The node's pushd is alive at now; starting: it starts at now. 0 or -1. */
+int store_node_beat(struct store *st, long long now, int starting);
+/* The node's pushd stops: its row goes, its push rows keep no tabs. 0 or -1. */
+int store_node_leave(struct store *st);
+/* The nodes, fn(ctx, name, started, seen) for each, by name. 0 or -1. */
+typedef void store_node_fn(void *ctx, const char *name, long long started,
+    long long seen);
+int store_node_list(struct store *st, store_node_fn *fn, void *ctx);
 
 /* -- sessions (store_sessions.c) ------------------------------------------ */
 
@@ -148,14 +170,18 @@ struct store_push_row {
 	long long expires;
 };
 
-/* Writes the account's row, replacing what was there. 0 or -1. */
+/* Writes the account's row as this node's (store_set_node), replacing
+ * what was there. 0 or -1. */
 int store_push_put(struct store *st, const struct store_push_row *row);
 /* Deletes the account's row whatever its mode; only a poll's or a
- * relay's (a subscription outlives the process). 0 or -1. */
+ * relay's (a subscription outlives the process): only when this node
+ * wrote it. 0 or -1. */
 int store_push_delete(struct store *st, const char *account);
 int store_push_delete_channel(struct store *st, const char *account);
-/* At pushd's start: no poll or relay is running, no tab is open, and a
- * subscription past its expiry is gone on the server too. 0 or -1. */
+/* At pushd's start on this node, at now: of its own rows and those of no
+ * live node (another node seen within STORE_NODE_GONE), no poll or relay
+ * is running and no tab is open; a subscription past its expiry is gone
+ * on the server too; nodes gone go; this node starts. 0 or -1. */
 int store_push_startup(struct store *st, long long now);
 /* The account's verified subscription: its id (malloc'd) into *sub_id,
  * its token hash (hash_len bytes, terminated) into hash and its expiry:

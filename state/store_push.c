@@ -14,20 +14,29 @@ static const char *const mode_names[STORE_PUSH_NMODES] = {
 
 static const char sql_put[] =
     "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
-    " token_hash, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    " token_hash, expires, node) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
     " ON CONFLICT(account) DO UPDATE SET"
     " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
     " updated = excluded.updated, sub_id = excluded.sub_id,"
-    " token_hash = excluded.token_hash, expires = excluded.expires";
+    " token_hash = excluded.token_hash, expires = excluded.expires,"
+    " node = excluded.node";
 static const char sql_delete[] =
-    "DELETE FROM push_accounts WHERE account = ?1";
+    "DELETE FROM push_accounts WHERE account = ?1 AND node = ?2";
 /* Poll and relay channels die with the process; a subscription
  * outlives it and keeps its row. */
 static const char sql_delete_channel[] =
-    "DELETE FROM push_accounts WHERE account = ?1 AND mode IN ('poll', 'relay')";
+    "DELETE FROM push_accounts WHERE account = ?1 AND node = ?2"
+    " AND mode IN ('poll', 'relay')";
+/* The rows of this node (?1) and of no other node seen since ?2. */
+#define NOT_LIVE " node NOT IN (SELECT name FROM nodes" \
+    " WHERE name <> ?1 AND seen >= ?2)"
 static const char sql_clean[] =
-    "DELETE FROM push_accounts WHERE mode IN ('poll', 'relay')";
-static const char sql_untab[] = "UPDATE push_accounts SET tabs = 0";
+    "DELETE FROM push_accounts WHERE mode IN ('poll', 'relay') AND" NOT_LIVE;
+static const char sql_untab[] =
+    "UPDATE push_accounts SET tabs = 0 WHERE" NOT_LIVE;
+static const char sql_gone[] =
+    "DELETE FROM nodes WHERE name <> ?1 AND seen < ?2";
+#undef NOT_LIVE
 /* A subscription past its expiry is gone on the server too. */
 static const char sql_expired[] =
     "DELETE FROM push_accounts WHERE mode = 'subscription' AND expires < ?1";
@@ -60,7 +69,8 @@ int store_push_put(struct store *st, const struct store_push_row *r)
 	    db_text(st, s, 2, mode_names[r->mode]) == -1 ||
 	    db_text(st, s, 3, r->states) == -1 ||
 	    db_int(st, s, 4, r->tabs) == -1 ||
-	    db_int(st, s, 5, r->updated) == -1)
+	    db_int(st, s, 5, r->updated) == -1 ||
+	    db_text(st, s, 9, store_node(st)) == -1)
 		return -1;
 	if (r->sub_id && r->token_hash && (db_text(st, s, 6, r->sub_id) == -1 ||
 	    db_text(st, s, 7, r->token_hash) == -1 ||
@@ -73,7 +83,8 @@ static int by_account(struct store *st, const char *sql, const char *account)
 {
 	struct db_stmt *s = db_stmt(st, sql);
 
-	if (s == NULL || db_text(st, s, 1, account) == -1)
+	if (s == NULL || db_text(st, s, 1, account) == -1 ||
+	    db_text(st, s, 2, store_node(st)) == -1)
 		return -1;
 	return db_exec(st, s);
 }
@@ -88,18 +99,30 @@ int store_push_delete_channel(struct store *st, const char *account)
 	return by_account(st, sql_delete_channel, account);
 }
 
+/* sql with this node (?1) and the time before which a node is gone (?2). */
+static int node_gone(struct store *st, const char *sql, long long now)
+{
+	struct db_stmt *s = db_stmt(st, sql);
+
+	if (s == NULL || db_text(st, s, 1, store_node(st)) == -1 ||
+	    db_int(st, s, 2, now - STORE_NODE_GONE) == -1)
+		return -1;
+	return db_exec(st, s);
+}
+
 int store_push_startup(struct store *st, long long now)
 {
 	struct db_stmt *s;
 	int rc = 0;
 
-	if ((s = db_stmt(st, sql_clean)) == NULL || db_exec(st, s) == -1)
+	if (node_gone(st, sql_clean, now) == -1 ||
+	    node_gone(st, sql_untab, now) == -1 ||
+	    node_gone(st, sql_gone, now) == -1)
 		rc = -1;
-	if ((s = db_stmt(st, sql_untab)) == NULL || db_exec(st, s) == -1)
+	if ((s = db_stmt(st, sql_expired)) == NULL ||
+	    db_int(st, s, 1, now) == -1 || db_exec(st, s) == -1)
 		rc = -1;
-	if ((s = db_stmt(st, sql_expired)) == NULL || db_int(st, s, 1, now) == -1)
-		return -1;
-	return db_exec(st, s) == -1 ? -1 : rc;
+	return store_node_beat(st, now, 1) == -1 ? -1 : rc;
 }
 
 int store_push_held(struct store *st, const char *account, char **sub_id,

@@ -34,7 +34,8 @@ long long store_test_changes(struct store *st)
 int store_test_wipe(struct store *st)
 {
 	return store_test_exec(st, "DELETE FROM webpush; DELETE FROM sessions;"
-	    " DELETE FROM rate; DELETE FROM settings; DELETE FROM push_accounts");
+	    " DELETE FROM rate; DELETE FROM settings; DELETE FROM push_accounts;"
+	    " DELETE FROM nodes");
 }
 
 const char *store_test_db(void)

@@ -212,9 +212,15 @@ static void test_push(void **state)
 	    (long long)NOW + 5 * 86400, (long long)NOW + 3600,
 	    (long long)NOW - 1);
 	exec(t, sql);
+	snprintf(sql, sizeof(sql), "INSERT INTO nodes(name, started, seen) VALUES"
+	    " ('mail1', 0, %lld), ('mail2', 0, %lld)", (long long)NOW - 4,
+	    (long long)NOW - 61);
+	exec(t, sql);
 	mem_open(&m);
 	assert_int_equal(admin_push(&t->app, NOW, m.f), 0);
 	assert_non_null(strstr(mem_text(&m), "not running"));
+	assert_non_null(strstr(mem_text(&m), "node mail1: seen 4 s ago\n"
+	    "node mail2: seen 61 s ago (gone)\n"));
 	assert_non_null(strstr(mem_text(&m),
 	    "subscription           3          1       2\n"));
 	assert_non_null(strstr(mem_text(&m),

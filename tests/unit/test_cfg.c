@@ -1,5 +1,6 @@
 /* cfg: defaults, every value type, unknown keys, and cfg_load's file:line
  * errors. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -517,6 +518,37 @@ static void load_reads_keys_comments_and_blanks(void **state)
 	cfg_free(&c);
 }
 
+/* node_name: the host name by default (what a name may not hold made
+ * "-"), or one of 1 to 63 plain characters. */
+static void node_name_default_and_checked(void **state)
+{
+	char path[64], host[256] = "", *p;
+	struct cfg c;
+
+	(void)state;
+	assert_int_equal(load_text(&c, "upstream = http://127.0.0.1:8080\n",
+	    path, sizeof(path)), 0);
+	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+	host[63] = '\0';
+	for (p = host; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(".-_", *p))
+			*p = '-';
+	assert_string_equal(c.node_name, host);
+	cfg_free(&c);
+	assert_int_equal(load_text(&c, "upstream = http://127.0.0.1:8080\n"
+	    "node_name = mail-2.example_1\n", path, sizeof(path)), 0);
+	assert_string_equal(c.node_name, "mail-2.example_1");
+	cfg_free(&c);
+	assert_int_equal(load_text(&c, "upstream = http://127.0.0.1:8080\n"
+	    "node_name = mail 2\n", path, sizeof(path)), -1);
+	assert_non_null(strstr(err, "node_name is 1 to 63"));
+	cfg_free(&c);
+	assert_int_equal(load_text(&c, "upstream = http://127.0.0.1:8080\n"
+	    "node_name = a234567890123456789012345678901234567890123456789012345678901234\n",
+	    path, sizeof(path)), -1);
+	cfg_free(&c);
+}
+
 static void load_hash_later_in_line_is_value(void **state)
 {
 	char path[64];
@@ -727,6 +759,7 @@ int main(void)
 		cmocka_unit_test(unknown_key_is_named),
 		cmocka_unit_test(bad_value_is_named),
 		cmocka_unit_test(load_reads_keys_comments_and_blanks),
+		cmocka_unit_test(node_name_default_and_checked),
 		cmocka_unit_test(load_hash_later_in_line_is_value),
 		cmocka_unit_test(load_unknown_key_names_line),
 		cmocka_unit_test(load_bad_value_names_line),

@@ -777,6 +777,8 @@ static void version_2_database_migrated(void **state)
 	exec_sql(t, "ALTER TABLE sessions DROP COLUMN verified");
 	exec_sql(t, "ALTER TABLE push_accounts RENAME COLUMN token_hash TO token");
 	exec_sql(t, "DROP TABLE webpush");
+	exec_sql(t, "DROP TABLE nodes");
+	exec_sql(t, "ALTER TABLE push_accounts DROP COLUMN node");
 	exec_sql(t, "PRAGMA user_version = 2");
 	assert_int_equal(testapp_count(t, "SELECT count(*) FROM"
 	    " pragma_table_info('sessions') WHERE name = 'verified'"), 0);

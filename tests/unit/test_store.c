@@ -315,6 +315,113 @@ static void push_rows_modes_and_subscriptions(void **state)
 	assert_int_equal(store_push_token_known(f->st, hash), 0);
 }
 
+static void node_seen(void *ctx, const char *name, long long started,
+    long long seen)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s:%lld/%lld ", name, started, seen);
+}
+
+static long long tabs_of(struct store *st, const char *account)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT tabs FROM push_accounts WHERE "
+	    "account = '%s'", account);
+	return store_test_int(st, sql);
+}
+
+/* Two nodes on one state: each one's start-up and stop clean up its own
+ * push rows and those of nodes gone, never a live node's. */
+static void nodes_clean_up_only_their_own_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct store *b;
+	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL,
+	    .tabs = 2, .updated = 10 };
+	char err[256], seen[256] = "";
+
+	assert_int_equal(store_open(&b, f->path, err, sizeof(err)), 0);
+	store_set_node(f->st, "node-a");
+	store_set_node(b, "node-b");
+	assert_string_equal(store_node(b), "node-b");
+	assert_int_equal(store_push_startup(f->st, 1000), 0);
+	assert_int_equal(store_push_startup(b, 1000), 0);
+	assert_int_equal(store_push_put(f->st, &r), 0);       /* A's poll */
+	r.account = "a3";
+	r.mode = STORE_PUSH_SUBSCRIPTION;
+	r.tabs = 1;
+	assert_int_equal(store_push_put(f->st, &r), 0);       /* A's subscription */
+	r.account = "a2";
+	r.mode = STORE_PUSH_RELAY;
+	assert_int_equal(store_push_put(b, &r), 0);           /* B's relay */
+	/* A row of before version 6, of no node. */
+	assert_int_equal(store_test_exec(f->st, "INSERT INTO push_accounts"
+	    "(account, mode, updated, tabs) VALUES('a0', 'poll', 1, 1)"), 0);
+
+	/* B restarts while A is alive: only B's row and the nodeless one go. */
+	assert_int_equal(store_node_beat(f->st, 1020, 0), 0);
+	assert_int_equal(store_push_startup(b, 1030), 0);
+	assert_int_equal(tabs_of(b, "a1"), 2);
+	assert_int_equal(tabs_of(b, "a3"), 1);
+	assert_int_equal(tabs_of(b, "a2"), -1);
+	assert_int_equal(tabs_of(b, "a0"), -1);
+	/* B does not end A's channel. */
+	assert_int_equal(store_push_delete_channel(b, "a1"), 0);
+	assert_int_equal(store_push_delete(b, "a3"), 0);
+	assert_int_equal(tabs_of(b, "a1"), 2);
+	assert_int_equal(tabs_of(b, "a3"), 1);
+	assert_int_equal(store_node_list(b, node_seen, seen), 0);
+	assert_string_equal(seen, "node-a:1000/1020 node-b:1030/1030 ");
+
+	/* A silent for STORE_NODE_GONE: gone at B's next start, with its poll;
+	 * its subscription stays (anyone may take it on), with no tab. */
+	assert_int_equal(store_push_startup(b, 1020 + STORE_NODE_GONE + 1), 0);
+	assert_int_equal(tabs_of(b, "a1"), -1);
+	assert_int_equal(tabs_of(b, "a3"), 0);
+	seen[0] = '\0';
+	assert_int_equal(store_node_list(b, node_seen, seen), 0);
+	assert_string_equal(seen, "node-b:1081/1081 ");
+
+	/* B stops: its row goes, its rows keep no tab. */
+	r.account = "a4";
+	assert_int_equal(store_push_put(b, &r), 0);
+	assert_int_equal(store_node_leave(b), 0);
+	assert_int_equal(tabs_of(b, "a4"), 0);
+	seen[0] = '\0';
+	assert_int_equal(store_node_list(b, node_seen, seen), 0);
+	assert_string_equal(seen, "");
+	store_close(b);
+}
+
+/* A database of version 5 (before nodes) is brought to the current one,
+ * its rows kept, on either engine. */
+static void version_5_is_upgraded(void **state)
+{
+	struct fixture *f = *state;
+	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL,
+	    .tabs = 2, .updated = 10 };
+	char err[256];
+	int pg = store_is_url(f->path);
+
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	assert_int_equal(store_test_exec(f->st, "DROP TABLE nodes;"
+	    " ALTER TABLE push_accounts DROP COLUMN node"), 0);
+	assert_int_equal(store_test_exec(f->st, pg ?
+	    "UPDATE postern_schema SET version = 5" : "PRAGMA user_version = 5"), 0);
+	store_close(f->st);
+	assert_int_equal(store_open(&f->st, f->path, err, sizeof(err)), 0);
+	assert_int_equal(store_test_int(f->st, pg ?
+	    "SELECT version FROM postern_schema" : "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	assert_int_equal(tabs_of(f->st, "a1"), 2);
+	assert_int_equal(store_test_int(f->st,
+	    "SELECT count(*) FROM push_accounts WHERE node = ''"), 1);
+	assert_int_equal(store_node_beat(f->st, 5, 1), 0);
+}
+
 static void inspect_reads_without_changing(void **state)
 {
 	struct fixture *f = *state;
@@ -380,6 +487,8 @@ int main(void)
 		T(rate_counts_add_and_refund),
 		T(settings_replace_per_account),
 		T(push_rows_modes_and_subscriptions),
+		T(nodes_clean_up_only_their_own_rows),
+		T(version_5_is_upgraded),
 		T(inspect_reads_without_changing),
 		T(a_batch_is_one_write),
 	};
