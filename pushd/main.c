@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "bus.h"
 #include "chan.h"
 #include "conn.h"
 #include "log.h"
@@ -196,6 +197,7 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 	}
 	acct_startup(pd);
 	node_start(pd);
+	bus_start(pd);
 	/* Without its key pushd runs on, without Web Push (logged). */
 	if (wp_init(pd) == 0)
 		wp_watch_startup(pd);
@@ -234,6 +236,7 @@ static void teardown(struct pushd *pd)
 	while (pd->conns)
 		conn_close(pd->conns);
 	wp_watch_shutdown(pd);
+	bus_stop(pd);
 	acct_shutdown(pd);
 	node_stop(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
@@ -272,6 +275,8 @@ int main(int argc, char **argv)
 	ev_timer_init(&pd.curl_timer, NULL);
 	ev_timer_init(&pd.flush_timer, NULL);
 	ev_timer_init(&pd.node_timer, NULL);
+	ev_timer_init(&pd.bus_timer, NULL);
+	pd.bus_io.fd = -1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return 1;
 	if (setup(&pd, conf, daemonise) == -1) {

@@ -63,6 +63,7 @@ struct chan;
 struct preq;
 struct wp_watch;
 struct wp_push;
+struct store_listen;
 
 struct pushd {
 	struct app app;
@@ -84,6 +85,9 @@ struct pushd {
 	struct ev_timer curl_timer;
 	struct ev_timer flush_timer;   /* writes dirty accounts to the db */
 	struct ev_timer node_timer;    /* the node's heartbeat (node.c) */
+	struct store_listen *bus;      /* the other nodes (bus.c), or NULL */
+	struct ev_io bus_io;
+	struct ev_timer bus_timer;
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */

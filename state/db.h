@@ -22,6 +22,9 @@ struct db_stmt;          /* a driver's statement, opaque here */
 
 struct db_ops {
 	const char *name;
+	/* Whether other nodes may share the database, and so are told of
+	 * what changes (NOTIFY): PostgreSQL's yes, SQLite's no. */
+	int shared;
 	struct db_stmt *(*stmt)(struct store *st, const char *sql);
 	int (*bind_text)(struct db_stmt *s, int i, const char *t);
 	int (*bind_blob)(struct db_stmt *s, int i, const void *p, size_t n);

@@ -490,7 +490,7 @@ static void pg_close(struct store *st)
 }
 
 static const struct db_ops pg_ops = {
-	.name = "postgresql",
+	.name = "postgresql", .shared = 1,
 	.stmt = pg_stmt, .bind_text = pg_bind_text, .bind_blob = pg_bind_blob,
 	.bind_int = pg_bind_int, .nparams = pg_nparams, .step = pg_step,
 	.reset = pg_reset, .col_null = pg_col_null, .col_text = pg_col_text,

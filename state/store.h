@@ -66,6 +66,42 @@ typedef void store_node_fn(void *ctx, const char *name, long long started,
     long long seen);
 int store_node_list(struct store *st, store_node_fn *fn, void *ctx);
 
+/* -- what one node tells the others (store_listen.c) ---------------------- */
+
+/* Through the database, on PostgreSQL (NOTIFY/LISTEN); SQLite is one node
+ * and tells nobody. Payloads never hold a secret. Channel "postern_sessions":
+ * sessions ended by a sign-out or a revoke, "s <session id>", "a <account
+ * key>" (all of the account's, or all but one) or "*" (any). */
+#define STORE_CHAN_SESSIONS "postern_sessions"
+/* Tells channel's listeners payload (at commit, inside a transaction):
+ * 0, or -1 (logged). 0 at once on SQLite. */
+int store_notify(struct store *st, const char *channel, const char *payload);
+
+/* A connection that listens, driven by the caller's event loop: it never
+ * waits. Made for a PostgreSQL state_db only (NULL for a SQLite path or
+ * out of memory). channels: NULL-terminated, plain identifiers. */
+struct store_listen;
+struct store_listen *store_listen_new(const char *state_db,
+    const char *const *channels);
+void store_listen_free(struct store_listen *l);
+/* Its socket (-1 while it has none) and what to wait for on it: POLLIN,
+ * POLLOUT or both. Both change as the connection is made again. */
+int store_listen_fd(const struct store_listen *l);
+short store_listen_events(const struct store_listen *l);
+/* Called when the socket is ready: goes on connecting, then listening,
+ * then hands each notification to fn. 1 when it has just begun to listen
+ * (what was told before is lost: the caller looks again at what it
+ * holds), 0, or -1 when the connection broke (store_listen_restart
+ * later). */
+typedef void store_listen_fn(void *ctx, const char *channel,
+    const char *payload);
+int store_listen_step(struct store_listen *l, store_listen_fn *fn, void *ctx);
+/* Starts connecting again (after -1, or a connection too slow to come):
+ * 0, or -1 when it cannot even start (try again later). */
+int store_listen_restart(struct store_listen *l);
+/* Whether it listens now. */
+int store_listen_ready(const struct store_listen *l);
+
 /* -- sessions (store_sessions.c) ------------------------------------------ */
 
 /* A session's row. Which members are filled depends on the call. */
@@ -108,7 +144,9 @@ int store_sess_confirmed(struct store *st, const char *id, long long now);
  * result, or -1. */
 int store_sess_list(struct store *st, const char *account, store_sess_fn *fn,
     void *ctx);
-/* Deletions; each returns the rows deleted, or -1. */
+/* Deletions; each returns the rows deleted, or -1. Each one that deleted
+ * a row tells the other nodes (STORE_CHAN_SESSIONS), so that their event
+ * streams of those sessions end at once. */
 int store_sess_delete(struct store *st, const char *id);
 int store_sess_delete_others(struct store *st, const char *account,
     const char *keep_id);

@@ -2,6 +2,8 @@
  * credentials, the expiry rule) is sess.c's; here only how it is kept. */
 #include "store.h"
 
+#include <stdio.h>
+
 #include "db.h"
 
 static const char sql_insert[] =
@@ -200,42 +202,54 @@ int store_sess_list(struct store *st, const char *account, store_sess_fn *fn,
 	return out;
 }
 
-/* A deletion by one text (or none): the rows deleted, or -1. */
+/* A deletion by one text (or none): the rows deleted, or -1. Rows
+ * deleted are told to the other nodes as kind ("s", "a") and t1, or "*". */
 static int delete_by(struct store *st, const char *sql, const char *t1,
-    const char *t2)
+    const char *t2, const char *kind)
 {
 	struct db_stmt *s = db_stmt(st, sql);
+	char told[128];
+	int n;
 
 	if (s == NULL || (t1 && db_text(st, s, 1, t1) == -1) ||
 	    (t2 && db_text(st, s, 2, t2) == -1))
 		return -1;
-	return db_changes(st, s);
+	if ((n = db_changes(st, s)) > 0) {
+		if (kind)
+			snprintf(told, sizeof(told), "%s %s", kind, t1);
+		else
+			snprintf(told, sizeof(told), "*");
+		/* Deleted all the same: the other nodes' streams then end at
+		 * their next check, as before. */
+		store_notify(st, STORE_CHAN_SESSIONS, told);
+	}
+	return n;
 }
 
 int store_sess_delete(struct store *st, const char *id)
 {
-	return delete_by(st, sql_delete, id, NULL);
+	return delete_by(st, sql_delete, id, NULL, "s");
 }
 
 int store_sess_delete_others(struct store *st, const char *account,
     const char *keep_id)
 {
-	return delete_by(st, sql_delete_others, account, keep_id);
+	return delete_by(st, sql_delete_others, account, keep_id, "a");
 }
 
 int store_sess_delete_account(struct store *st, const char *account)
 {
-	return delete_by(st, sql_delete_account, account, NULL);
+	return delete_by(st, sql_delete_account, account, NULL, "a");
 }
 
 int store_sess_delete_all(struct store *st)
 {
-	return delete_by(st, sql_delete_all, NULL, NULL);
+	return delete_by(st, sql_delete_all, NULL, NULL, NULL);
 }
 
 int store_sess_delete_prefix(struct store *st, const char *prefix)
 {
-	return delete_by(st, sql_delete_prefix, prefix, NULL);
+	return delete_by(st, sql_delete_prefix, prefix, NULL, NULL);
 }
 
 int store_sess_prune(struct store *st, long long now)

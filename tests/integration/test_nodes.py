@@ -7,7 +7,10 @@ What holds across nodes today:
 
 - a cookie from A works on B: JMAP, a blob uploaded on A downloaded on
   B, the settings, the event stream;
-- sign-out on B: A refuses the session at once (401), JMAP and settings;
+- sign-out on B: A refuses the session at once (401), JMAP and settings,
+  and its event stream on A ends within 2 s (B tells A through
+  PostgreSQL; the poll's own check comes only every 20 s here); the
+  same after PostgreSQL restarts (A's pushd listens again);
 - failed sign-ins alternating between A and B are refused at
   login_limit_user, the right password too;
 - the API budget counts across nodes: below 128 every hit is written,
@@ -34,8 +37,10 @@ from client import Client  # noqa: E402
 from stack import Stack  # noqa: E402
 from suite import ALICE, BOB, CAROL, USERS  # noqa: E402
 from tap import Tap  # noqa: E402
-from test_pushd import INTERVAL, MARGIN, Stream, changed, is_state, message, wait_for  # noqa: E402
+from test_pushd import MARGIN, Stream, changed, is_state, message, wait_for  # noqa: E402
 
+POLL = 20               # push_poll_interval and push_poll_visible: far
+                        # above the 2 s a sign-out may take to end a stream
 LOGIN_LIMIT = 4         # login_limit_user
 BUDGET = 40             # api_budget: below 128, every hit is written
 WINDOW = 86400          # both windows: one day, so that a run fits in one
@@ -50,7 +55,7 @@ def fresh_window():
 
 
 def start_nodes(pg, root):
-    common = {"state_db": pg.uri, "push_poll_interval": f"{INTERVAL}s",
+    common = {"state_db": pg.uri, "push_poll_interval": f"{POLL}s", "push_poll_visible": f"{POLL}s",
               "login_limit_user": str(LOGIN_LIMIT), "login_window": str(WINDOW),
               "api_budget": str(BUDGET), "api_budget_window": str(WINDOW)}
     a = Stack(os.path.join(root, "a"), conf_extra={**common, "node_name": "node-a"})
@@ -97,11 +102,37 @@ def cookie_everywhere(t, a, b):
     return ca, cb
 
 
-def signout_elsewhere(t, ca, cb):
-    t.eq(cb.request("POST", "/api/auth/logout").status, 200, "sign-out on B")
-    t.eq(ca.jmap([["Mailbox/get", {"accountId": ALICE, "ids": []}, "m"]]).status, 401,
-         "A refuses the session at once: JMAP")
-    t.eq(ca.request("GET", "/api/auth/settings").status, 401, "and settings")
+def signout_elsewhere(t, a, ca, cb, what="sign-out on B"):
+    st = Stream(a.port, ca.cookie, "types=*")
+    try:
+        t.eq(st.status, 200, f"{what}: a stream of the session open on A")
+        time.sleep(1)                   # pushd A has checked it
+        t0 = time.monotonic()
+        t.eq(cb.request("POST", "/api/auth/logout").status, 200, what)
+        t.eq(ca.jmap([["Mailbox/get", {"accountId": ALICE, "ids": []}, "m"]]).status, 401,
+             f"{what}: A refuses the session at once: JMAP")
+        t.eq(ca.request("GET", "/api/auth/settings").status, 401, f"{what}: and settings")
+        closed = st.wait_closed(2 + 1)
+        took = time.monotonic() - t0
+        t.ok(closed and took <= 2, f"{what}: its stream on A ends within 2 s", f"{took:.2f} s")
+        print(f"# {what}: the stream on A ended {took:.2f} s after the sign-out on B", flush=True)
+    finally:
+        st.close()
+
+
+def after_restart(t, pg, a, b):
+    """PostgreSQL restarted: A's pushd listens again, and a sign-out on B
+    still ends A's stream at once."""
+    pg.stop_server()
+    pg.start_server()
+    ca = Client(a.url)
+    t.ok(wait_for(lambda: ca.login(ALICE, USERS[ALICE]).status == 200, 10, 0.3),
+         "PostgreSQL restarted: alice signs in on A")
+    cb = Client(b.url)
+    cb.cookie = ca.cookie
+    # A's pushd connects again within its retry (1 s) and checks its tabs.
+    time.sleep(2 + MARGIN / 4)
+    signout_elsewhere(t, a, ca, cb, "after PostgreSQL restarted, sign-out on B")
 
 
 def login_limit(t, a, b):
@@ -139,15 +170,20 @@ def delivered_everywhere(t, a, b):
     sa = Stream(a.port, ca.cookie, "types=*")
     sb = Stream(b.port, ca.cookie, "types=*")
     try:
-        time.sleep(INTERVAL + 1)        # both pushd know her states
+        time.sleep(2)                   # both pushd know her states
         a.cyrus.deliver(ALICE, message("nodes"))
         for st, name in ((sa, "A"), (sb, "B")):
-            ev = st.wait(is_state, INTERVAL + MARGIN)
+            ev = st.wait(is_state, POLL + MARGIN)
             t.ok(ev is not None and ALICE in changed(ev), f"mail to alice reaches her tab on {name}",
                  st.events)
+        # Signed out: both tabs end (their rows with them), whichever
+        # node notices the closed sockets first.
+        t.eq(ca.request("POST", "/api/auth/logout").status, 200, "alice signs out")
     finally:
         sa.close()
         sb.close()
+    ca = Client(a.url)
+    t.eq(ca.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on A once more")
     return ca
 
 
@@ -163,6 +199,7 @@ def own_rows(t, pg, a, b, ca, streams):
     """alice's tab on A, carol's on B: each node's own push row."""
     cc = Client(b.url)
     t.eq(cc.login(CAROL, USERS[CAROL]).status, 200, "carol signs in on B")
+    t.ok(wait_for(lambda: rows(pg) == "", 5), "the signed-out tabs' rows went", rows(pg))
     sa = Stream(a.port, ca.cookie, "types=*")
     streams.append(sa)
     sc = Stream(b.port, cc.cookie, "types=*")
@@ -184,9 +221,8 @@ def own_rows(t, pg, a, b, ca, streams):
     t.ok(rows(pg) == "node-a:poll" and tabs_of_a(pg) == tabs and int(tabs) >= 1,
          "B's pushd starting and stopping leaves A's row and its tab count alone",
          f"{rows(pg)} tabs {tabs_of_a(pg)} (before {tabs})")
-    time.sleep(INTERVAL + 1)
     a.cyrus.deliver(ALICE, message("after B restarted"))
-    ev = sa.wait(is_state, INTERVAL + MARGIN)
+    ev = sa.wait(is_state, POLL + MARGIN)
     t.ok(ev is not None, "A's tab still gets mail", sa.events)
 
 
@@ -199,7 +235,8 @@ def main():
         streams = []
         try:
             ca, cb = cookie_everywhere(t, a, b)
-            signout_elsewhere(t, ca, cb)
+            signout_elsewhere(t, a, ca, cb)
+            after_restart(t, pg, a, b)
             login_limit(t, a, b)
             budget(t, a, b)
             ca = delivered_everywhere(t, a, b)

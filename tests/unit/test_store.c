@@ -3,6 +3,7 @@
  * list, what a deletion counts, that a walk stops where its callback
  * says, that a refund never goes below zero). Over a SQLite file, or the
  * database POSTERN_TEST_STATE_DB names (emptied before each test). */
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -422,6 +423,93 @@ static void version_5_is_upgraded(void **state)
 	assert_int_equal(store_node_beat(f->st, 5, 1), 0);
 }
 
+/* What a listener heard, one "channel|payload" line each. */
+static void heard(void *ctx, const char *channel, const char *payload)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 512 - n, "%s|%s\n", channel, payload);
+}
+
+/* Drives l as an event loop would, for up to 5 s: until it listens
+ * (want_ready), or until something is heard. */
+static void drive(struct store_listen *l, char *out, int want_ready)
+{
+	int i, rc;
+
+	for (i = 0; i < 500; i++) {
+		struct pollfd p = { .fd = store_listen_fd(l),
+		    .events = store_listen_events(l) };
+
+		assert_true(p.fd >= 0);
+		poll(&p, 1, 10);
+		rc = store_listen_step(l, heard, out);
+		assert_int_not_equal(rc, -1);
+		if (want_ready ? store_listen_ready(l) : out[0] != '\0')
+			return;
+	}
+	fail_msg("the listener did not %s", want_ready ? "connect" : "hear");
+}
+
+/* A deletion of sessions is told to the other nodes (PostgreSQL): by id,
+ * by account, or all; nothing when nothing was deleted. On SQLite there
+ * is nobody to tell. */
+static void session_deletions_are_told(void **state)
+{
+	const char *const chans[] = { STORE_CHAN_SESSIONS, NULL };
+	struct fixture *f = *state;
+	struct store_listen *l = store_listen_new(f->path, chans);
+	char out[512] = "";
+
+	if (!store_is_url(f->path)) {
+		assert_null(l);
+		assert_int_equal(store_notify(f->st, STORE_CHAN_SESSIONS, "*"), 0);
+		return;
+	}
+	assert_non_null(l);
+	drive(l, out, 1);
+	insert(f->st, "s1", "acct-1", 100);
+	insert(f->st, "s2", "acct-2", 100);
+	insert(f->st, "s3", "acct-2", 100);
+	insert(f->st, "s4", "acct-3", 100);
+	assert_int_equal(store_sess_delete(f->st, "nope"), 0);
+	assert_int_equal(store_sess_delete(f->st, "s1"), 1);
+	drive(l, out, 0);
+	assert_string_equal(out, STORE_CHAN_SESSIONS "|s s1\n");
+	out[0] = '\0';
+	assert_int_equal(store_sess_delete_others(f->st, "acct-2", "s3"), 1);
+	drive(l, out, 0);
+	assert_string_equal(out, STORE_CHAN_SESSIONS "|a acct-2\n");
+	out[0] = '\0';
+	assert_int_equal(store_sess_delete_all(f->st), 2);
+	drive(l, out, 0);
+	assert_string_equal(out, STORE_CHAN_SESSIONS "|*\n");
+	out[0] = '\0';
+	/* Its connection gone (the server closed it): -1, then it connects
+	 * and listens again. */
+	assert_int_equal(store_test_exec(f->st, "SELECT pg_terminate_backend(pid)"
+	    " FROM pg_stat_activity WHERE application_name = 'postern-listen'"), 0);
+	{
+		struct pollfd p = { .fd = store_listen_fd(l), .events = POLLIN };
+		int rc = 0, i;
+
+		for (i = 0; i < 500 && rc != -1; i++) {
+			poll(&p, 1, 10);
+			rc = store_listen_step(l, heard, out);
+		}
+		assert_int_equal(rc, -1);
+	}
+	assert_false(store_listen_ready(l));
+	assert_int_equal(store_listen_restart(l), 0);
+	drive(l, out, 1);
+	insert(f->st, "s5", "acct-5", 100);
+	assert_int_equal(store_sess_delete_account(f->st, "acct-5"), 1);
+	drive(l, out, 0);
+	assert_string_equal(out, STORE_CHAN_SESSIONS "|a acct-5\n");
+	store_listen_free(l);
+}
+
 static void inspect_reads_without_changing(void **state)
 {
 	struct fixture *f = *state;
@@ -489,6 +577,7 @@ int main(void)
 		T(push_rows_modes_and_subscriptions),
 		T(nodes_clean_up_only_their_own_rows),
 		T(version_5_is_upgraded),
+		T(session_deletions_are_told),
 		T(inspect_reads_without_changing),
 		T(a_batch_is_one_write),
 	};

@@ -1,0 +1,144 @@
+/* bus: what pushd hears from the other nodes through the database
+ * (store_listen: PostgreSQL's LISTEN on a connection of its own, read on
+ * the loop without waiting). Sessions ended on any node (a sign-out, a
+ * revoke) end their streams here at once, rather than at the next poll's
+ * check. A connection that breaks is made again after BUS_RETRY_MS, and
+ * once it listens again every tab's session is checked: what was told
+ * meanwhile is lost. */
+#include "bus.h"
+
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "acct.h"
+#include "log.h"
+#include "pushd.h"
+#include "store.h"
+#include "tab.h"
+
+/* 1 s between attempts to connect; 10 s for one to come (libpq's own
+ * connect_timeout does not apply to a connection made without waiting). */
+#define BUS_RETRY_MS 1000
+#define BUS_CONNECT_MS 10000
+
+static const char *const bus_channels[] = { STORE_CHAN_SESSIONS, NULL };
+
+/* Every account whose tabs hold a session to check (id, or NULL for
+ * all): their sessions are looked up, the ended ones' streams end. */
+static void bus_check(struct pushd *pd, const char *key, const char *sess_id)
+{
+	struct acct *a, *next;
+	struct acct_tab *t;
+	unsigned i;
+
+	if (key) {
+		if ((a = acct_lookup(pd, key)) != NULL && !a->dead)
+			acct_check_tabs(a, 0);
+		return;
+	}
+	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
+		for (a = pd->accts[i]; a; a = next) {
+			next = a->next;
+			for (t = a->tabs; t && sess_id; t = t->next)
+				if (!t->dead && !strcmp(t->sess_id, sess_id))
+					break;
+			if (!a->dead && (sess_id == NULL || t != NULL))
+				acct_check_tabs(a, 0);
+		}
+}
+
+static void bus_heard(void *ctx, const char *channel, const char *payload)
+{
+	struct pushd *pd = ctx;
+
+	if (strcmp(channel, STORE_CHAN_SESSIONS))
+		return;
+	if (!strncmp(payload, "s ", 2))
+		bus_check(pd, NULL, payload + 2);
+	else if (!strncmp(payload, "a ", 2))
+		bus_check(pd, payload + 2, NULL);
+	else
+		bus_check(pd, NULL, NULL);
+}
+
+static uint32_t epoll_of(short events)
+{
+	return ((events & POLLIN) ? EPOLLIN : 0) |
+	    ((events & POLLOUT) ? EPOLLOUT : 0);
+}
+
+static void bus_io(struct ev *ev, struct ev_io *io, uint32_t revents);
+
+/* After a step: the socket watched for what the listener waits for (the
+ * socket itself may change while connecting), or a retry armed. */
+static void bus_watch(struct pushd *pd, int rc)
+{
+	int fd = rc == -1 ? -1 : store_listen_fd(pd->bus);
+	uint32_t want = epoll_of(store_listen_events(pd->bus));
+
+	if (pd->bus_io.fd >= 0 && (pd->bus_io.fd != fd || want == 0))
+		ev_io_del(&pd->ev, &pd->bus_io);
+	if (fd >= 0 && want) {
+		if (pd->bus_io.fd < 0)
+			ev_io_add(&pd->ev, &pd->bus_io, fd, want, bus_io);
+		else if (pd->bus_io.events != want)
+			ev_io_mod(&pd->ev, &pd->bus_io, want);
+	}
+	if (rc == -1)
+		ev_timer_set(&pd->ev, &pd->bus_timer, BUS_RETRY_MS);
+	else if (rc == 1) {
+		ev_timer_stop(&pd->ev, &pd->bus_timer);
+		log_info("pushd: listening to the other nodes");
+		bus_check(pd, NULL, NULL);
+	}
+}
+
+static void bus_io(struct ev *ev, struct ev_io *io, uint32_t revents)
+{
+	struct pushd *pd = pushd_of(ev);
+
+	(void)io;
+	(void)revents;
+	bus_watch(pd, store_listen_step(pd->bus, bus_heard, pd));
+}
+
+/* A retry, or a connection that did not come in time. */
+static void bus_timeout(struct ev *ev, struct ev_timer *t)
+{
+	struct pushd *pd = pushd_of(ev);
+
+	(void)t;
+	if (store_listen_ready(pd->bus))
+		return;
+	if (pd->bus_io.fd >= 0)
+		ev_io_del(&pd->ev, &pd->bus_io);
+	if (store_listen_restart(pd->bus) == -1) {
+		ev_timer_set(&pd->ev, &pd->bus_timer, BUS_RETRY_MS);
+		return;
+	}
+	ev_timer_set(&pd->ev, &pd->bus_timer, BUS_CONNECT_MS);
+	bus_watch(pd, store_listen_step(pd->bus, bus_heard, pd));
+}
+
+void bus_start(struct pushd *pd)
+{
+	pd->bus_io.fd = -1;
+	ev_timer_init(&pd->bus_timer, bus_timeout);
+	if ((pd->bus = store_listen_new(pd->app.cfg.state_db, bus_channels)) == NULL)
+		return;
+	ev_timer_set(&pd->ev, &pd->bus_timer, BUS_CONNECT_MS);
+	if (store_listen_fd(pd->bus) < 0)
+		ev_timer_set(&pd->ev, &pd->bus_timer, BUS_RETRY_MS);
+	else
+		bus_watch(pd, 0);
+}
+
+void bus_stop(struct pushd *pd)
+{
+	ev_timer_stop(&pd->ev, &pd->bus_timer);
+	if (pd->bus_io.fd >= 0)
+		ev_io_del(&pd->ev, &pd->bus_io);
+	store_listen_free(pd->bus);
+	pd->bus = NULL;
+}
