@@ -62,7 +62,10 @@ CREATE TABLE settings (
 -- never stored (version 4; before, the column "token" held it in clear).
 -- node (version 6) is the node_name of the pushd that wrote the row:
 -- a pushd starting or stopping cleans up its own rows and those of nodes
--- gone (see nodes), never another live node's.
+-- gone (see nodes), never another live node's. On PostgreSQL, with
+-- several nodes, the row is also the account's lease: node holds the
+-- account's channel until lease_until (milliseconds of the database's
+-- clock), renewed by it; past that another node may take it over.
 CREATE TABLE push_accounts (
   account   TEXT PRIMARY KEY,
   mode      TEXT NOT NULL,
@@ -72,7 +75,8 @@ CREATE TABLE push_accounts (
   expires   INTEGER,
   updated   INTEGER NOT NULL,
   tabs      INTEGER NOT NULL DEFAULT 0,
-  node      TEXT NOT NULL DEFAULT ''
+  node      TEXT NOT NULL DEFAULT '',
+  lease_until INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 -- The gateway nodes whose pushd shares this state (version 6), by

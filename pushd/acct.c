@@ -90,16 +90,116 @@ void acct_fall_back(struct acct *a, enum acct_mode from, const char *why)
 	acct_set_mode(a, acct_next(a, from), why);
 }
 
+/* -- the lease (several nodes on one state: store_lease.c) ---------------- */
+
+/* The row's last states (JSON), as the account's where it has none: the
+ * baseline a new holder polls against, so that what came while no node
+ * held the account (its holder killed) is still told. */
+static void acct_baseline(struct acct *a, const char *json)
+{
+	json_object *o = js_parse(json, strlen(json));
+	const char *v;
+	unsigned i;
+
+	for (i = 0; o && i < ACCT_NTYPES; i++)
+		if (!a->states[i] && (v = js_str(o, acct_type_names[i])) != NULL)
+			a->states[i] = strdup(v);
+	json_object_put(o);
+}
+
+/* Whether this node holds the account's lease, taking it when it is free
+ * (always on one node): 1 or 0. */
+static int acct_lease(struct acct *a)
+{
+	struct store *st = a->pd->app.store;
+	char *states = NULL;
+	int rc;
+
+	if (!store_shared(st))
+		return 1;
+	rc = store_lease_take(st, a->key, "poll", (long long)time(NULL),
+	    &states);
+	if (rc == 1 && states)
+		acct_baseline(a, states);
+	free(states);
+	return rc == 1;
+}
+
+int acct_leased(const struct acct *a)
+{
+	const struct pushd *pd = a->pd;
+
+	return !a->follower && (!store_shared(pd->app.store) ||
+	    pd->ev.now - pd->lease_ok < PUSHD_LEASE_FENCE_MS);
+}
+
 /* A tab is there (the first, or one back after idle): each channel
- * begins what it must, and the best usable one carries. */
+ * begins what it must, and the best usable one carries; unless another
+ * node holds the account's lease: then this node follows (bus.c brings
+ * the changes, node.c tries the lease again). */
 static void acct_start(struct acct *a)
 {
 	unsigned i;
 
+	if (!acct_lease(a)) {
+		a->follower = 1;
+		return;
+	}
+	a->follower = 0;
 	for (i = 0; i < ACCT_NMODES && !a->dead; i++)
 		if (acct_chan(a, acct_order[i])->start)
 			acct_chan(a, acct_order[i])->start(a);
 	acct_set_mode(a, acct_next(a, ACCT_NMODES), "a tab is open");
+}
+
+void acct_lease_lost(struct acct *a)
+{
+	unsigned i;
+
+	if (a->dead || a->follower)
+		return;
+	for (i = 0; i < ACCT_NMODES; i++)
+		acct_chan(a, i)->stop(a);
+	a->mode = ACCT_NMODES;
+	a->follower = 1;
+	log_info("pushd: an account's channel stops on this node (its lease "
+	    "was not renewed)");
+}
+
+int acct_lease_retry(struct acct *a)
+{
+	if (a->dead || !a->follower || a->ntabs == 0)
+		return 0;
+	acct_start(a);
+	if (!a->follower)
+		log_info("pushd: an account's channel moves to this node");
+	return !a->follower;
+}
+
+void acct_heard(struct acct *a, char *states[ACCT_NTYPES], unsigned got)
+{
+	if (!a->dead && a->follower)
+		acct_new_states(a, states, got, 0);
+}
+
+/* The holder tells the other nodes' tabs (STORE_CHAN_CHANGES): the
+ * account's key and the states that changed. */
+static void acct_publish(struct acct *a, char *const states[ACCT_NTYPES],
+    unsigned changed)
+{
+	json_object *o = json_object_new_object(), *s = json_object_new_object();
+	unsigned i;
+
+	json_object_object_add(o, "a", json_object_new_string(a->key));
+	for (i = 0; i < ACCT_NTYPES; i++)
+		if (changed & (1u << i))
+			json_object_object_add(s, acct_type_names[i],
+			    json_object_new_string(states[i]));
+	json_object_object_add(o, "s", s);
+	if (store_notify(a->pd->app.store, STORE_CHAN_CHANGES,
+	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) == -1)
+		log_warn("pushd: a change was not told to the other nodes");
+	json_object_put(o);
 }
 
 /* -- the database row ------------------------------------------------------ */
@@ -154,9 +254,13 @@ static void acct_on_flush(struct ev *ev, struct ev_timer *t)
 	int ok = store_begin(pd->app.store) == 0;
 
 	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = a->next)
+		for (a = pd->accts[i]; a; a = a->next) {
+			/* The row is the lease holder's to write. */
+			if (a->follower)
+				a->dirty = 0;
 			if ((a->flushed = a->dirty) != 0)
 				acct_write(a);
+		}
 	if (store_commit(pd->app.store) == 0 && ok)
 		return;
 	/* Nothing of the batch stayed (PostgreSQL drops it all at a failed
@@ -219,8 +323,12 @@ void acct_end(struct acct *a)
 	check_stop_all(&a->checks);
 	buf_wipe_free(&a->creds);
 	/* Poll and relay channels die with the process; a subscription
-	 * outlives it and keeps its row. */
-	store_push_delete_channel(pd->app.store, a->key);
+	 * outlives it and keeps its row, whose lease goes (another node with
+	 * tabs of the account takes it). A follower has no row. */
+	if (!a->follower) {
+		store_push_delete_channel(pd->app.store, a->key);
+		store_lease_release(pd->app.store, a->key);
+	}
 	ev_defer(&pd->ev, acct_free, a);
 }
 
@@ -387,9 +495,13 @@ void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 		for (i = 0; i < ACCT_NTYPES; i++)
 			if (changed & (1u << i))
 				e->states[i] = strdup(states[i]);
+		if (!a->follower && store_shared(a->pd->app.store))
+			acct_publish(a, states, changed);
 	}
-	/* From the state before, the watches' push looks for new mail. */
-	if ((changed & (1u << ACCT_EMAIL)) && a->nwatch && !first)
+	/* From the state before, the watches' push looks for new mail (on
+	 * the node that holds the account: one push, not one per node). */
+	if ((changed & (1u << ACCT_EMAIL)) && a->nwatch && !first &&
+	    !a->follower)
 		wp_mail_changed(a, a->states[ACCT_EMAIL]);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		if (changed & (1u << i)) {

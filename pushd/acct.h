@@ -103,6 +103,9 @@ struct acct {
 	uint8_t stream_seen;             /* the event stream worked once */
 	uint8_t no_stream;               /* event_url answered, not with a
 	                                    stream: never relayed again */
+	uint8_t follower;                /* another node holds the lease: no
+	                                    channel runs here (node.c) */
+	unsigned lease_round;            /* the last renewal that had it */
 };
 
 struct store_push_row;
@@ -163,6 +166,23 @@ void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id);
 void acct_startup(struct pushd *pd);
 /* Ends every account (at shutdown, after their tabs). */
 void acct_shutdown(struct pushd *pd);
+
+/* Several nodes on one state (node.c, bus.c): the lease on an account's
+ * channel. Whether this node may call the mail server for the account
+ * now: it holds the lease, renewed within PUSHD_LEASE_FENCE_MS (always
+ * on one node). */
+int acct_leased(const struct acct *a);
+/* The lease was not renewed: the channels stop, the account follows. */
+void acct_lease_lost(struct acct *a);
+/* A follower with tabs tries the lease again: 1 when it took it (its
+ * channels start, from the row's last states). */
+int acct_lease_retry(struct acct *a);
+/* The holder on another node told new states: a follower's tabs get them
+ * (takes the strings it keeps, as acct_new_states). */
+void acct_heard(struct acct *a, char *states[ACCT_NTYPES], unsigned got);
+/* Every tab is told to look for itself (what it missed cannot be known):
+ * a resync event (events.c). */
+void acct_resync(struct acct *a);
 
 /* -- for the channels (chan_*.c) and the events (events.c) -------------- */
 

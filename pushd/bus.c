@@ -2,16 +2,22 @@
  * (store_listen: PostgreSQL's LISTEN on a connection of its own, read on
  * the loop without waiting). Sessions ended on any node (a sign-out, a
  * revoke) end their streams here at once, rather than at the next poll's
- * check. A connection that breaks is made again after BUS_RETRY_MS, and
- * once it listens again every tab's session is checked: what was told
- * meanwhile is lost. */
+ * check; the changes the holder of an account's lease finds reach the
+ * tabs this node has of it (node.c: leases). A connection that breaks is
+ * made again after BUS_RETRY_MS, and once it listens again every tab's
+ * session is checked and every followed account's tabs are told to
+ * resync: what was told meanwhile is lost. */
 #include "bus.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 
+#include <json-c/json.h>
+
 #include "acct.h"
+#include "js.h"
 #include "log.h"
 #include "pushd.h"
 #include "store.h"
@@ -22,7 +28,9 @@
 #define BUS_RETRY_MS 1000
 #define BUS_CONNECT_MS 10000
 
-static const char *const bus_channels[] = { STORE_CHAN_SESSIONS, NULL };
+static const char *const bus_channels[] = {
+	STORE_CHAN_SESSIONS, STORE_CHAN_CHANGES, NULL
+};
 
 /* Every account whose tabs hold a session to check (id, or NULL for
  * all): their sessions are looked up, the ended ones' streams end. */
@@ -48,10 +56,37 @@ static void bus_check(struct pushd *pd, const char *key, const char *sess_id)
 		}
 }
 
+/* The holder's new states ({"a": key, "s": {type: state}}) for the tabs
+ * of an account this node follows. */
+static void bus_changes(struct pushd *pd, const char *payload)
+{
+	json_object *o = js_parse(payload, strlen(payload)), *s;
+	char *states[ACCT_NTYPES] = { NULL };
+	const char *key, *v;
+	struct acct *a;
+	unsigned i, got = 0;
+
+	if (o && (key = js_str(o, "a")) != NULL && (s = js_obj(o, "s")) != NULL &&
+	    (a = acct_lookup(pd, key)) != NULL && a->follower) {
+		for (i = 0; i < ACCT_NTYPES; i++)
+			if ((v = js_str(s, acct_type_names[i])) != NULL &&
+			    (states[i] = strdup(v)) != NULL)
+				got |= 1u << i;
+		acct_heard(a, states, got);
+		for (i = 0; i < ACCT_NTYPES; i++)
+			free(states[i]);
+	}
+	json_object_put(o);
+}
+
 static void bus_heard(void *ctx, const char *channel, const char *payload)
 {
 	struct pushd *pd = ctx;
 
+	if (!strcmp(channel, STORE_CHAN_CHANGES)) {
+		bus_changes(pd, payload);
+		return;
+	}
 	if (strcmp(channel, STORE_CHAN_SESSIONS))
 		return;
 	if (!strncmp(payload, "s ", 2))
@@ -60,6 +95,20 @@ static void bus_heard(void *ctx, const char *channel, const char *payload)
 		bus_check(pd, payload + 2, NULL);
 	else
 		bus_check(pd, NULL, NULL);
+}
+
+/* Listening again: the followed accounts' tabs may have missed changes. */
+static void bus_resync(struct pushd *pd)
+{
+	struct acct *a, *next;
+	unsigned i;
+
+	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
+		for (a = pd->accts[i]; a; a = next) {
+			next = a->next;
+			if (!a->dead && a->follower)
+				acct_resync(a);
+		}
 }
 
 static uint32_t epoll_of(short events)
@@ -91,6 +140,7 @@ static void bus_watch(struct pushd *pd, int rc)
 		ev_timer_stop(&pd->ev, &pd->bus_timer);
 		log_info("pushd: listening to the other nodes");
 		bus_check(pd, NULL, NULL);
+		bus_resync(pd);
 	}
 }
 

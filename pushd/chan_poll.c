@@ -224,7 +224,15 @@ static void poll_done(struct mc_job *job, CURLcode rc, long status)
 
 static void poll_start(struct chan_poll *p)
 {
-	char *body = poll_body(p->a);
+	char *body;
+
+	/* A lease not renewed in time (a node frozen, then woken): no call
+	 * until node.c has renewed it or stopped this channel. */
+	if (!acct_leased(p->a)) {
+		poll_again(p);
+		return;
+	}
+	body = poll_body(p->a);
 
 	p->job.done = poll_done;
 	p->again = 0;

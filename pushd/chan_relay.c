@@ -155,7 +155,11 @@ static void relay_on_timer(struct ev *ev, struct ev_timer *t)
 		relay_done(&r->stream, CURLE_OPERATION_TIMEDOUT, 0);
 		return;
 	}
-	if (r->a->mode != ACCT_SUBSCRIPTION && r->a->ntabs &&
+	/* A lease not renewed in time (a node frozen, then woken): nothing
+	 * opens until node.c has renewed it or stopped this channel. */
+	if (!acct_leased(r->a))
+		ev_timer_set(ev, t, PUSHD_LEASE_TICK_MS);
+	else if (r->a->mode != ACCT_SUBSCRIPTION && r->a->ntabs &&
 	    r->stream.easy == NULL)
 		relay_open(r);
 }

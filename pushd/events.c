@@ -189,3 +189,19 @@ void acct_replay(struct acct *a, struct acct_tab *t, const char *last_event_id)
 		event_to_tab(a, &a->ring[(start + k) % ACCT_RING], t, &frame);
 	buf_free(&frame);
 }
+
+void acct_resync(struct acct *a)
+{
+	struct acct_tab *t, *next;
+	char frame[96];
+	int n;
+
+	acct_mark(a);
+	n = snprintf(frame, sizeof(frame), "event: resync\nid: %llu\ndata: {}\n\n",
+	    (unsigned long long)a->last_id);
+	for (t = a->tabs; t; t = next) {
+		next = t->next;
+		if (!t->dead)
+			t->ops->send(t, frame, (size_t)n);
+	}
+}

@@ -276,6 +276,7 @@ int main(int argc, char **argv)
 	ev_timer_init(&pd.flush_timer, NULL);
 	ev_timer_init(&pd.node_timer, NULL);
 	ev_timer_init(&pd.bus_timer, NULL);
+	ev_timer_init(&pd.lease_timer, NULL);
 	pd.bus_io.fd = -1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return 1;

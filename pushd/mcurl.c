@@ -1,5 +1,6 @@
 #include "mcurl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -113,6 +114,9 @@ int mc_init(struct pushd *pd)
 	struct curl_slist *h;
 
 	ev_timer_init(&pd->curl_timer, mc_on_timer);
+	/* The mail server's logs tell which node calls (several nodes). */
+	snprintf(pd->user_agent, sizeof(pd->user_agent), "postern-pushd (node %s)",
+	    pd->app.cfg.node_name ? pd->app.cfg.node_name : "");
 	if ((pd->multi = curl_multi_init()) == NULL)
 		return -1;
 	if (curl_multi_setopt(pd->multi, CURLMOPT_SOCKETFUNCTION, mc_socket_cb) ||
@@ -214,6 +218,7 @@ static CURL *mc_easy(struct pushd *pd, const struct mc_req *rq)
 	    (c->upstream_ca_file &&
 	    curl_easy_setopt(e, CURLOPT_CAINFO, c->upstream_ca_file)) ||
 	    curl_easy_setopt(e, CURLOPT_URL, rq->url) ||
+	    curl_easy_setopt(e, CURLOPT_USERAGENT, pd->user_agent) ||
 	    curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) ||
 	    curl_easy_setopt(e, CURLOPT_USERNAME, rq->user) ||
 	    curl_easy_setopt(e, CURLOPT_PASSWORD, rq->pass)) {

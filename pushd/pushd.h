@@ -53,6 +53,11 @@
  * cap only once it has been open this long: a reload wins, a burst is
  * refused. */
 #define PUSHD_REPLACE_AFTER_MS 10000
+/* Several nodes: leases (store_lease.c) renewed every 3 s; the holder's
+ * channels stop by themselves 6 s after the last renewal that went
+ * through, 4 s before the lease (10 s) may pass to another node. */
+#define PUSHD_LEASE_TICK_MS 3000
+#define PUSHD_LEASE_FENCE_MS 6000
 
 #define container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -88,6 +93,12 @@ struct pushd {
 	struct store_listen *bus;      /* the other nodes (bus.c), or NULL */
 	struct ev_io bus_io;
 	struct ev_timer bus_timer;
+	char user_agent[96];           /* on every upstream call (mcurl.c) */
+	struct ev_timer lease_timer;   /* leases renewed, taken (node.c) */
+	unsigned lease_round;          /* counts renewals */
+	uint64_t lease_ok;             /* when the last one went through
+	                                  (ev_clock ms, as it was sent) */
+	uint64_t followed_checked;     /* followers' sessions last checked */
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */

@@ -28,12 +28,15 @@ static const char *const upgrades[] = {
 	" endpoint TEXT NOT NULL, p256dh BLOB NOT NULL, auth BLOB NOT NULL,"
 	" sealed BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;"
 	" CREATE INDEX webpush_account ON webpush(account)",
-	/* 5 -> 6: the nodes sharing the state, and which node's pushd wrote
-	 * each push row. The rows already there belong to no node: the first
-	 * pushd to start cleans them up, as it did before. */
+	/* 5 -> 6: the nodes sharing the state, which node's pushd wrote each
+	 * push row, and its lease on the account. The rows already there
+	 * belong to no node: the first pushd to start cleans them up, as it
+	 * did before. */
 	"CREATE TABLE nodes (name TEXT PRIMARY KEY, started INTEGER NOT NULL,"
 	" seen INTEGER NOT NULL) WITHOUT ROWID;"
-	" ALTER TABLE push_accounts ADD COLUMN node TEXT NOT NULL DEFAULT ''",
+	" ALTER TABLE push_accounts ADD COLUMN node TEXT NOT NULL DEFAULT '';"
+	" ALTER TABLE push_accounts ADD COLUMN lease_until INTEGER NOT NULL"
+	" DEFAULT 0",
 };
 _Static_assert(sizeof(upgrades) / sizeof(upgrades[0]) ==
     STORE_SCHEMA_VERSION - 1, "one upgrade step for each version");

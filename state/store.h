@@ -66,6 +66,30 @@ typedef void store_node_fn(void *ctx, const char *name, long long started,
     long long seen);
 int store_node_list(struct store *st, store_node_fn *fn, void *ctx);
 
+/* -- leases: which node holds an account's channel (store_lease.c) ------- */
+
+/* Whether other nodes may share this state (PostgreSQL): then an account's
+ * upstream channel runs on the node holding its lease, and what it brings
+ * is told to the others (STORE_CHAN_CHANGES). */
+int store_shared(struct store *st);
+/* A lease lasts 10 s of the database's clock; its holder renews it every
+ * 3 s and stops its channels by itself 6 s after its last renewal went
+ * through (pushd's node.c), well before another node may take it. */
+#define STORE_LEASE_TTL_MS 10000
+/* Takes account's lease for this node, or renews it (mode: the row's
+ * mode while it has none): 1 held, with *states the row's last states
+ * (JSON, malloc'd) or NULL; 0 another node holds it; -1 on error. 1 at
+ * once on SQLite. now: the row's updated. */
+int store_lease_take(struct store *st, const char *account, const char *mode,
+    long long now, char **states);
+/* Renews every lease this node holds, fn(ctx, account) for each: 0, or -1
+ * (none renewed, as far as the caller may know). 0 at once on SQLite. */
+typedef void store_lease_fn(void *ctx, const char *account);
+int store_lease_renew(struct store *st, store_lease_fn *fn, void *ctx);
+/* Gives account's lease up (its row stays, any node may take it, and it
+ * is not renewed): 0 or -1. 0 at once on SQLite. */
+int store_lease_release(struct store *st, const char *account);
+
 /* -- what one node tells the others (store_listen.c) ---------------------- */
 
 /* Through the database, on PostgreSQL (NOTIFY/LISTEN); SQLite is one node
@@ -73,6 +97,9 @@ int store_node_list(struct store *st, store_node_fn *fn, void *ctx);
  * sessions ended by a sign-out or a revoke, "s <session id>", "a <account
  * key>" (all of the account's, or all but one) or "*" (any). */
 #define STORE_CHAN_SESSIONS "postern_sessions"
+/* Channel "postern_changes": an account's new states, from the node that
+ * holds its lease, {"a": account key, "s": {type: state}} (JSON). */
+#define STORE_CHAN_CHANGES "postern_changes"
 /* Tells channel's listeners payload (at commit, inside a transaction):
  * 0, or -1 (logged). 0 at once on SQLite. */
 int store_notify(struct store *st, const char *channel, const char *payload);

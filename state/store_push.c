@@ -12,6 +12,9 @@ static const char *const mode_names[STORE_PUSH_NMODES] = {
 	"poll", "relay", "subscription"
 };
 
+/* Another live node's row is never overwritten: only a row of this node,
+ * or one whose lease (store_lease.c) has lapsed, as every row has on
+ * SQLite, where no lease is taken. */
 static const char sql_put[] =
     "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
     " token_hash, expires, node) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
@@ -19,7 +22,8 @@ static const char sql_put[] =
     " mode = excluded.mode, state = excluded.state, tabs = excluded.tabs,"
     " updated = excluded.updated, sub_id = excluded.sub_id,"
     " token_hash = excluded.token_hash, expires = excluded.expires,"
-    " node = excluded.node";
+    " node = excluded.node WHERE push_accounts.node = excluded.node"
+    " OR push_accounts.lease_until < ?10";
 static const char sql_delete[] =
     "DELETE FROM push_accounts WHERE account = ?1 AND node = ?2";
 /* Poll and relay channels die with the process; a subscription
@@ -70,7 +74,8 @@ int store_push_put(struct store *st, const struct store_push_row *r)
 	    db_text(st, s, 3, r->states) == -1 ||
 	    db_int(st, s, 4, r->tabs) == -1 ||
 	    db_int(st, s, 5, r->updated) == -1 ||
-	    db_text(st, s, 9, store_node(st)) == -1)
+	    db_text(st, s, 9, store_node(st)) == -1 ||
+	    db_int(st, s, 10, r->updated * 1000) == -1)
 		return -1;
 	if (r->sub_id && r->token_hash && (db_text(st, s, 6, r->sub_id) == -1 ||
 	    db_text(st, s, 7, r->token_hash) == -1 ||

@@ -109,6 +109,7 @@ class Faulty:
         self.changed = threading.Condition(self.lock)
         self.served = {}           # mode -> requests seen
         self.seen = []             # (monotonic time, path, body's first 4 KiB)
+        self.heads = []            # (monotonic time, path, request head)
         self.lsock = None
         self.port = port
         self.stopping = False
@@ -196,6 +197,7 @@ class Faulty:
             with self.lock:
                 self.served[mode] = self.served.get(mode, 0) + 1
                 self.seen.append((time.monotonic(), path, body[:4096]))
+                self.heads.append((time.monotonic(), path, head))
             getattr(self, "do_" + mode)(conn, head + b"\r\n\r\n" + body, path)
         except OSError:
             pass

@@ -208,6 +208,9 @@ def own_rows(t, pg, a, b, ca, streams):
          "each node's pushd writes its own push row (alice's on A, carol's on B)", rows(pg))
     t.eq(pg.psql("SELECT string_agg(name, ',' ORDER BY name) FROM nodes"), "node-a,node-b",
          "both nodes are alive in the state")
+    # The lease makes A's row at once; its tab count comes with A's flush.
+    t.ok(wait_for(lambda: tabs_of_a(pg) not in ("", "0"), 5), "A's row counts its tab",
+         tabs_of_a(pg))
     tabs = tabs_of_a(pg)
     sc.close()
     b.stop_pushd()

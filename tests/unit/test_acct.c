@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "node.h"
 #include "testapp.h"
 
 #include "acct.h"
@@ -178,14 +179,21 @@ static uint64_t fake_clock(void)
 	return fake_now;
 }
 
-/* Time passes: what is due runs (a timer re-armed for 0 ms, too). */
+/* Time passes, a second at most at a time: what is due runs in order (a
+ * timer re-armed for 0 ms, too), the leases' renewals among them (on a
+ * shared state), as on a loop that is never frozen. */
 static void advance(uint64_t ms)
 {
+	uint64_t step;
 	int i;
 
-	fake_now += ms;
-	for (i = 0; i < 4; i++)
-		ev_run_timers(&fake_pd->ev);
+	do {
+		step = ms > 1000 ? 1000 : ms;
+		fake_now += step;
+		ms -= step;
+		for (i = 0; i < 4; i++)
+			ev_run_timers(&fake_pd->ev);
+	} while (ms > 0);
 }
 
 /* -- the fake tabs --------------------------------------------------------- */
@@ -280,6 +288,9 @@ static struct fix *fix_open(const char *mode)
 	f->pd.next_id = 1;
 	fake_pd = &f->pd;
 	acct_startup(&f->pd);
+	/* As pushd: on a shared state (POSTERN_TEST_STATE_DB, PostgreSQL),
+	 * this one node holds every lease and renews it on the loop. */
+	node_start(&f->pd);
 	assert_int_equal(sess_create(&f->pd.app, &n, time(NULL), cookie), 0);
 	assert_int_equal(sess_lookup(&f->pd.app, cookie, time(NULL), &f->s), 0);
 	return f;
@@ -307,6 +318,7 @@ static void fix_close(struct fix *f)
 			ftab_end(&f->tabs[i].at);
 	f->pd.stopping = 1;
 	acct_shutdown(&f->pd);
+	node_stop(&f->pd);
 	ev_free(&f->pd.ev);
 	for (i = 0; i < nfake; i++)
 		assert_false(fake[i].live);

@@ -107,6 +107,7 @@ static void version_3_database_migrated(void **state)
 	exec_sql(t, "DROP TABLE webpush");
 	exec_sql(t, "DROP TABLE nodes");
 	exec_sql(t, "ALTER TABLE push_accounts DROP COLUMN node");
+	exec_sql(t, "ALTER TABLE push_accounts DROP COLUMN lease_until");
 	exec_sql(t, "PRAGMA user_version = 3");
 	insert_sub(t, "token", TOKEN);
 	exec_sql(t, "INSERT INTO push_accounts(account, mode, updated, tabs)"

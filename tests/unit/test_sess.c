@@ -779,6 +779,7 @@ static void version_2_database_migrated(void **state)
 	exec_sql(t, "DROP TABLE webpush");
 	exec_sql(t, "DROP TABLE nodes");
 	exec_sql(t, "ALTER TABLE push_accounts DROP COLUMN node");
+	exec_sql(t, "ALTER TABLE push_accounts DROP COLUMN lease_until");
 	exec_sql(t, "PRAGMA user_version = 2");
 	assert_int_equal(testapp_count(t, "SELECT count(*) FROM"
 	    " pragma_table_info('sessions') WHERE name = 'verified'"), 0);

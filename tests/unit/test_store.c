@@ -409,7 +409,8 @@ static void version_5_is_upgraded(void **state)
 
 	assert_int_equal(store_push_put(f->st, &r), 0);
 	assert_int_equal(store_test_exec(f->st, "DROP TABLE nodes;"
-	    " ALTER TABLE push_accounts DROP COLUMN node"), 0);
+	    " ALTER TABLE push_accounts DROP COLUMN node;"
+	    " ALTER TABLE push_accounts DROP COLUMN lease_until"), 0);
 	assert_int_equal(store_test_exec(f->st, pg ?
 	    "UPDATE postern_schema SET version = 5" : "PRAGMA user_version = 5"), 0);
 	store_close(f->st);

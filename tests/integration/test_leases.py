@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""One upstream channel per account across two nodes: node A and node B
+(each its lighttpd, responders and pushd, node_name node-a and node-b) on
+one private PostgreSQL, both reaching Cyrus through a counting proxy
+(tests/harness/faulty.py, every request passed), which tells the nodes
+apart by pushd's User-Agent ("postern-pushd (node NAME)"). Poll mode,
+every 2 s.
+
+- With alice's tabs on both nodes, the proxy sees her polled by one node
+  only (any 3 s: one node), sampled for the whole test, while B's pushd
+  starts and stops five times; about one poll per interval, not two.
+- Mail delivered over LMTP reaches her tabs on both nodes (the follower's
+  through PostgreSQL's NOTIFY).
+- kill -9 of the holder's pushd: the other node polls for her within 20 s
+  (the lease, 10 s, lapses); a tab that was on the dead node reconnects
+  to the survivor and resyncs; mail sent after the kill reaches it.
+- SIGSTOP of the holder: the other node takes over and there is never a
+  second node polling; after SIGCONT the frozen one does not poll again.
+- PostgreSQL restarted: still one node polling.
+
+Figures as TAP comments: the takeover times. Skips when PostgreSQL is
+not installed."""
+
+import base64
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+import postgres  # noqa: E402
+from client import Client  # noqa: E402
+from faulty import Faulty  # noqa: E402
+from stack import Stack, wait_until  # noqa: E402
+from suite import ALICE, USERS  # noqa: E402
+from tap import Tap  # noqa: E402
+from test_pushd import MARGIN, Stream, changed, is_state, message  # noqa: E402
+
+POLL = 2                # push_poll_interval and push_poll_visible
+TAKEOVER = 20           # the issue's bound on a takeover, seconds
+UA = re.compile(rb"(?im)^user-agent: postern-pushd \(node ([\w.-]+)\)\r?$")
+AUTH = re.compile(rb"(?im)^authorization: basic ([A-Za-z0-9+/=]+)\r?$")
+
+
+def polls(proxy, login, since=0.0):
+    """(time, node) of every pushd call for login seen since then."""
+    out = []
+    with proxy.lock:
+        heads = list(proxy.heads)
+    for at, _path, head in heads:
+        ua, auth = UA.search(head), AUTH.search(head)
+        if at < since or not ua or not auth:
+            continue
+        user = base64.b64decode(auth.group(1)).split(b":", 1)[0].decode()
+        if user == login:
+            out.append((at, ua.group(1).decode()))
+    return out
+
+
+def overlaps(proxy, login, since, until, span=POLL + 1.0):
+    """The windows of span seconds, every second, in which more than one
+    node called for login."""
+    seen = polls(proxy, login, since)
+    bad = []
+    t = since
+    while t + span <= until:
+        nodes = {n for at, n in seen if t <= at < t + span}
+        if len(nodes) > 1:
+            bad.append((round(t - since, 1), sorted(nodes)))
+        t += 1.0
+    return bad
+
+
+def holder_since(proxy, login, since, timeout):
+    """The node that calls for login after since, and when (or None)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        p = polls(proxy, login, since)
+        if p:
+            return p[0]
+        time.sleep(0.2)
+    return None
+
+
+class Nodes:
+    def __init__(self, pg, root):
+        self.root = root
+        self.pg = pg
+        self.cyrus_stack = None
+        self.a = self.b = None
+        self.proxy = None
+
+    def start(self):
+        common = {"state_db": self.pg.uri, "push_poll_interval": f"{POLL}s",
+                  "push_poll_visible": f"{POLL}s"}
+        # A's Cyrus, behind the proxy: every node's upstream.
+        self.a = Stack(os.path.join(self.root, "a"),
+                       conf_extra={**common, "node_name": "node-a"})
+        self.a.start_cyrus()
+        self.proxy = Faulty(self.a.cyrus.http_port).start()
+        self.a.upstream = self.proxy.url
+        self.a.start()
+        b_root = os.path.join(self.root, "b")
+        os.makedirs(b_root)
+        shutil.copy(os.path.join(self.a.root, "secret"), os.path.join(b_root, "secret"))
+        self.b = Stack(b_root, upstream=self.proxy.url,
+                       conf_extra={**common, "node_name": "node-b",
+                                   "webpush_key_file": os.path.join(self.a.root, "vapid.pem")})
+        self.b.start()
+
+    def stop(self):
+        for s in (self.b, self.a):
+            if s:
+                s.stop()
+        if self.a and self.a.cyrus:
+            self.a.cyrus.stop()
+        if self.proxy:
+            self.proxy.stop()
+
+    def by_name(self, name):
+        return self.a if name == "node-a" else self.b
+
+
+class Tabs:
+    """alice's tabs, one on each node; reopened where they end."""
+
+    def __init__(self, nodes, cookie):
+        self.nodes = nodes
+        self.cookie = cookie
+        self.on = {"node-a": Stream(nodes.a.port, cookie, "types=*"),
+                   "node-b": Stream(nodes.b.port, cookie, "types=*")}
+
+    def close(self):
+        for st in self.on.values():
+            st.close()
+
+
+def both_get_mail(t, nodes, tabs, what):
+    nodes.a.cyrus.deliver(ALICE, message(what))
+    for name, st in tabs.on.items():
+        ev = st.wait(is_state, POLL + MARGIN)
+        t.ok(ev is not None and ALICE in changed(ev), f"{what}: mail reaches her tab on {name}",
+             st.events[-3:])
+
+
+def one_channel(t, nodes, tabs, since):
+    """B's pushd starts and stops five times; then the whole run so far
+    shows one node polling at a time."""
+    for i in range(5):
+        nodes.b.stop_pushd()
+        time.sleep(1)
+        nodes.b.start_pushd()
+        # B's tab came back? It ended with B's pushd: open it again.
+        tabs.on["node-b"].close()
+        tabs.on["node-b"] = Stream(nodes.b.port, tabs.cookie, "types=*")
+        time.sleep(2)
+    time.sleep(POLL * 3)
+    now = time.monotonic()
+    bad = overlaps(nodes.proxy, ALICE, since, now)
+    t.ok(not bad, f"one node polls for alice at a time, over {now - since:.0f} s with tabs on "
+         "both nodes and B restarted five times", bad[:5])
+    n = len(polls(nodes.proxy, ALICE, since))
+    expect = (now - since) / POLL
+    t.ok(n <= expect * 1.3 + 2, f"about one poll per interval ({n} in {now - since:.0f} s, "
+         f"one channel would make {expect:.0f})", n)
+
+
+def killed(t, nodes, tabs):
+    # Both tabs have an event id to come back with (and B's new ones are
+    # followed or held after its restarts).
+    both_get_mail(t, nodes, tabs, "after B's restarts")
+    first = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
+    t.ok(first is not None, "a node polls for alice", first)
+    dead = first[1] if first else "node-a"
+    alive = "node-b" if dead == "node-a" else "node-a"
+    last_id = (tabs.on[dead].events or [{}])[-1].get("id")
+    kill_at = time.monotonic()
+    nodes.by_name(dead).stop_pushd(signal.SIGKILL)
+    got = holder_since(nodes.proxy, ALICE, kill_at + 0.5, TAKEOVER + MARGIN)
+    took = (got[0] - kill_at) if got else None
+    t.ok(got is not None and got[1] == alive and took <= TAKEOVER,
+         f"kill -9 of the holder ({dead}): {alive} polls for alice within {TAKEOVER} s",
+         f"{got} after {took}")
+    print(f"# takeover after kill -9: {took if took is None else round(took, 2)} s", flush=True)
+    # The dead node's tab: its stream ended; it reconnects to the survivor.
+    tabs.on[dead].close()
+    survivor = nodes.by_name(alive)
+    st = Stream(survivor.port, tabs.cookie, "types=*",
+                headers={"Last-Event-ID": last_id} if last_id else None)
+    ev = st.wait(lambda e: e.get("event") == "resync", 5)
+    t.ok(ev is not None, "the dead node's tab reconnects to the survivor and is told to resync",
+         st.events[-3:])
+    tabs.on[dead] = st
+    nodes.a.cyrus.deliver(ALICE, message("after the kill"))
+    ev = st.wait(is_state, POLL + MARGIN)
+    t.ok(ev is not None, "mail sent after the kill reaches it", st.events[-3:])
+    # The dead node back, with a tab of hers again.
+    nodes.by_name(dead).start_pushd()
+    tabs.on[dead].close()
+    tabs.on[dead] = Stream(nodes.by_name(dead).port, tabs.cookie, "types=*")
+    time.sleep(1)
+    return alive
+
+
+def frozen(t, nodes, tabs, holder):
+    other = "node-b" if holder == "node-a" else "node-a"
+    stack = nodes.by_name(holder)
+    pid = stack.pushd.pid
+    stop_at = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        got = holder_since(nodes.proxy, ALICE, stop_at + 0.5, TAKEOVER + MARGIN)
+        t.ok(got is not None and got[1] == other,
+             f"SIGSTOP of the holder ({holder}): {other} takes the channel over", got)
+        if got:
+            print(f"# takeover after SIGSTOP: {got[0] - stop_at:.2f} s", flush=True)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    cont_at = time.monotonic()
+    time.sleep(POLL * 3)
+    after = [p for p in polls(nodes.proxy, ALICE, cont_at) if p[1] == holder]
+    t.ok(not after, f"after SIGCONT {holder} does not poll again", after[:3])
+    bad = overlaps(nodes.proxy, ALICE, stop_at, time.monotonic())
+    t.ok(not bad, "never two nodes polling, frozen or woken", bad[:5])
+
+
+def pg_restart(t, nodes):
+    since = time.monotonic()
+    nodes.pg.stop_server()
+    time.sleep(1)
+    nodes.pg.start_server()
+    time.sleep(TAKEOVER)
+    bad = overlaps(nodes.proxy, ALICE, since, time.monotonic())
+    t.ok(not bad, "PostgreSQL restarted: still one node polling at a time", bad[:5])
+    t.ok(polls(nodes.proxy, ALICE, time.monotonic() - POLL * 3),
+         "and one polls again", polls(nodes.proxy, ALICE, since)[-3:])
+
+
+def main():
+    t = Tap()
+
+    def body(pg):
+        root = tempfile.mkdtemp(prefix="postern-leases-")
+        nodes = Nodes(pg, root)
+        tabs = None
+        try:
+            nodes.start()
+            c = Client(nodes.a.url)
+            t.eq(c.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on A")
+            since = time.monotonic()
+            tabs = Tabs(nodes, c.cookie)
+            wait_until(lambda: polls(nodes.proxy, ALICE, since), 10, "a first poll")
+            time.sleep(POLL + 1)
+            both_get_mail(t, nodes, tabs, "two nodes")
+            one_channel(t, nodes, tabs, since)
+            holder = killed(t, nodes, tabs)
+            frozen(t, nodes, tabs, holder)
+            pg_restart(t, nodes)
+        finally:
+            if tabs:
+                tabs.close()
+            nodes.stop()
+            shutil.rmtree(root, ignore_errors=True)
+    return postgres.tap_main(t, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
