@@ -61,8 +61,9 @@ CREATE TABLE settings (
 -- token in its callback URL, the callback's only credential, which is
 -- never stored (version 4; before, the column "token" held it in clear).
 -- node (version 6) is the node_name of the pushd that wrote the row:
--- a pushd starting or stopping cleans up its own rows and those of nodes
--- gone (see nodes), never another live node's. On PostgreSQL, with
+-- a pushd starting cleans up its own rows and those of nodes gone (see
+-- nodes), stopping its own, never another live node's (on PostgreSQL;
+-- SQLite is one node, whose rows are all its own). On PostgreSQL, with
 -- several nodes, the row is also the account's lease: node holds the
 -- account's channel until lease_until (milliseconds of the database's
 -- clock), renewed by it; past that another node may take it over.

@@ -129,7 +129,10 @@ int acct_leased(const struct acct *a)
 {
 	const struct pushd *pd = a->pd;
 
+	/* lease_ok may be later than the loop's cached now (read within
+	 * this batch): fresh. */
 	return !a->follower && (!store_shared(pd->app.store) ||
+	    pd->ev.now < pd->lease_ok ||
 	    pd->ev.now - pd->lease_ok < PUSHD_LEASE_FENCE_MS);
 }
 
@@ -160,6 +163,7 @@ void acct_lease_lost(struct acct *a)
 		return;
 	for (i = 0; i < ACCT_NMODES; i++)
 		acct_chan(a, i)->stop(a);
+	wp_mail_end(a);
 	a->mode = ACCT_NMODES;
 	a->follower = 1;
 	log_info("pushd: an account's channel stops on this node (its lease "
@@ -188,6 +192,7 @@ static void acct_publish(struct acct *a, char *const states[ACCT_NTYPES],
     unsigned changed)
 {
 	json_object *o = json_object_new_object(), *s = json_object_new_object();
+	const char *text;
 	unsigned i;
 
 	json_object_object_add(o, "a", json_object_new_string(a->key));
@@ -196,8 +201,15 @@ static void acct_publish(struct acct *a, char *const states[ACCT_NTYPES],
 			json_object_object_add(s, acct_type_names[i],
 			    json_object_new_string(states[i]));
 	json_object_object_add(o, "s", s);
-	if (store_notify(a->pd->app.store, STORE_CHAN_CHANGES,
-	    json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) == -1)
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	/* PostgreSQL takes 8,000 bytes at most: states that long (no server
+	 * seen makes them so) are not told, the tabs are told to resync. */
+	if (strlen(text) > PUSHD_NOTIFY_MAX) {
+		json_object_object_del(o, "s");
+		json_object_object_add(o, "resync", json_object_new_boolean(1));
+		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	}
+	if (store_notify(a->pd->app.store, STORE_CHAN_CHANGES, text) == -1)
 		log_warn("pushd: a change was not told to the other nodes");
 	json_object_put(o);
 }
@@ -495,13 +507,14 @@ void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 		for (i = 0; i < ACCT_NTYPES; i++)
 			if (changed & (1u << i))
 				e->states[i] = strdup(states[i]);
-		if (!a->follower && store_shared(a->pd->app.store))
+		if (!a->follower && store_shared(a->pd->app.store) &&
+		    acct_leased(a))
 			acct_publish(a, states, changed);
 	}
 	/* From the state before, the watches' push looks for new mail (on
 	 * the node that holds the account: one push, not one per node). */
 	if ((changed & (1u << ACCT_EMAIL)) && a->nwatch && !first &&
-	    !a->follower)
+	    acct_leased(a))
 		wp_mail_changed(a, a->states[ACCT_EMAIL]);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		if (changed & (1u << i)) {

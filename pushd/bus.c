@@ -62,20 +62,26 @@ static void bus_changes(struct pushd *pd, const char *payload)
 {
 	json_object *o = js_parse(payload, strlen(payload)), *s;
 	char *states[ACCT_NTYPES] = { NULL };
-	const char *key, *v;
-	struct acct *a;
+	const char *key = o ? js_str(o, "a") : NULL, *v;
+	struct acct *a = key ? acct_lookup(pd, key) : NULL;
 	unsigned i, got = 0;
 
-	if (o && (key = js_str(o, "a")) != NULL && (s = js_obj(o, "s")) != NULL &&
-	    (a = acct_lookup(pd, key)) != NULL && a->follower) {
-		for (i = 0; i < ACCT_NTYPES; i++)
-			if ((v = js_str(s, acct_type_names[i])) != NULL &&
-			    (states[i] = strdup(v)) != NULL)
-				got |= 1u << i;
-		acct_heard(a, states, got);
-		for (i = 0; i < ACCT_NTYPES; i++)
-			free(states[i]);
+	if (a == NULL || a->dead || !a->follower) {
+		json_object_put(o);
+		return;
 	}
+	if ((s = js_obj(o, "s")) == NULL) {
+		acct_resync(a);        /* states too long to be told */
+		json_object_put(o);
+		return;
+	}
+	for (i = 0; i < ACCT_NTYPES; i++)
+		if ((v = js_str(s, acct_type_names[i])) != NULL &&
+		    (states[i] = strdup(v)) != NULL)
+			got |= 1u << i;
+	acct_heard(a, states, got);
+	for (i = 0; i < ACCT_NTYPES; i++)
+		free(states[i]);
 	json_object_put(o);
 }
 
@@ -123,18 +129,30 @@ static void bus_io(struct ev *ev, struct ev_io *io, uint32_t revents);
  * socket itself may change while connecting), or a retry armed. */
 static void bus_watch(struct pushd *pd, int rc)
 {
-	int fd = rc == -1 ? -1 : store_listen_fd(pd->bus);
+	int fd = rc == -1 ? -1 : store_listen_fd(pd->bus), io = 0;
 	uint32_t want = epoll_of(store_listen_events(pd->bus));
 
-	if (pd->bus_io.fd >= 0 && (pd->bus_io.fd != fd || want == 0))
+	/* While connecting libpq may close its socket and open another
+	 * (the next address), under the same number: the watcher is made
+	 * anew after each step until it listens. */
+	if (pd->bus_io.fd >= 0 && (pd->bus_io.fd != fd || want == 0 ||
+	    !store_listen_ready(pd->bus)))
 		ev_io_del(&pd->ev, &pd->bus_io);
-	if (fd >= 0 && want) {
+	if (fd >= 0 && want && rc != -1) {
 		if (pd->bus_io.fd < 0)
-			ev_io_add(&pd->ev, &pd->bus_io, fd, want, bus_io);
+			io = ev_io_add(&pd->ev, &pd->bus_io, fd, want, bus_io);
 		else if (pd->bus_io.events != want)
-			ev_io_mod(&pd->ev, &pd->bus_io, want);
+			io = ev_io_mod(&pd->ev, &pd->bus_io, want);
+		if (io == -1 && pd->bus_io.fd >= 0)
+			ev_io_del(&pd->ev, &pd->bus_io);
 	}
-	if (rc == -1)
+	if (io == -1 && store_listen_ready(pd->bus)) {
+		/* Listening, but not watched: made again. */
+		log_warn("pushd: the listening connection cannot be watched");
+		store_listen_restart(pd->bus);
+		rc = -1;
+	}
+	if (rc == -1 || io == -1)
 		ev_timer_set(&pd->ev, &pd->bus_timer, BUS_RETRY_MS);
 	else if (rc == 1) {
 		ev_timer_stop(&pd->ev, &pd->bus_timer);

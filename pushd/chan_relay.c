@@ -155,11 +155,7 @@ static void relay_on_timer(struct ev *ev, struct ev_timer *t)
 		relay_done(&r->stream, CURLE_OPERATION_TIMEDOUT, 0);
 		return;
 	}
-	/* A lease not renewed in time (a node frozen, then woken): nothing
-	 * opens until node.c has renewed it or stopped this channel. */
-	if (!acct_leased(r->a))
-		ev_timer_set(ev, t, PUSHD_LEASE_TICK_MS);
-	else if (r->a->mode != ACCT_SUBSCRIPTION && r->a->ntabs &&
+	if (r->a->mode != ACCT_SUBSCRIPTION && r->a->ntabs &&
 	    r->stream.easy == NULL)
 		relay_open(r);
 }
@@ -254,6 +250,12 @@ static void relay_open(struct chan_relay *r)
 	char *url;
 	int rc = -1;
 
+	/* A lease not renewed in time (a node frozen, then woken): nothing
+	 * opens until node.c has renewed it or stopped this channel. */
+	if (!acct_leased(a)) {
+		ev_timer_set(&r->pd->ev, &r->timer, PUSHD_LEASE_TICK_MS);
+		return;
+	}
 	r->up = 0;
 	sse_reset(&r->sse);
 	r->stream.done = relay_done;

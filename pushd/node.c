@@ -71,16 +71,18 @@ static void follow(struct pushd *pd, struct acct *a)
 static void node_lease(struct ev *ev, struct ev_timer *t)
 {
 	struct pushd *pd = pushd_of(ev);
-	uint64_t sent = ev->clock();
+	uint64_t sent = ev->clock(), now;
 
 	pd->lease_round++;
 	if (store_lease_renew(pd->app.store, node_held, pd) == 0) {
 		pd->lease_ok = sent;
 		each_acct(pd, lost_unless_renewed);
-	} else if (sent - pd->lease_ok >= PUSHD_LEASE_FENCE_MS) {
+	} else if ((now = ev->clock()) - pd->lease_ok >= PUSHD_LEASE_FENCE_MS) {
+		/* The clock after the failed call: it may have waited for the
+		 * database's timeouts. */
 		log_warn("pushd: node %s: the leases were not renewed for %llu "
 		    "ms: this node's channels stop", pd->app.cfg.node_name,
-		    (unsigned long long)(sent - pd->lease_ok));
+		    (unsigned long long)(now - pd->lease_ok));
 		each_acct(pd, lost);
 	}
 	if (ev->now - pd->followed_checked >=
@@ -102,10 +104,25 @@ static void node_beat(struct ev *ev, struct ev_timer *t)
 	ev_timer_set(ev, t, STORE_NODE_BEAT * 1000);
 }
 
+/* Two nodes of one name would hold each other's leases and clean up each
+ * other's rows: a pushd of this name heard from within two beats is
+ * another one (or this one's last run, killed just now). */
+static void node_same_name(struct pushd *pd, long long now)
+{
+	long long seen;
+
+	if (store_node_seen(pd->app.store, &seen) == 1 &&
+	    seen >= now - 2 * STORE_NODE_BEAT)
+		log_warn("pushd: node %s: a pushd of this node_name was alive %lld "
+		    "s ago; if it runs on another node, give each node its own "
+		    "node_name", pd->app.cfg.node_name, now - seen);
+}
+
 void node_start(struct pushd *pd)
 {
 	ev_timer_init(&pd->node_timer, node_beat);
 	ev_timer_init(&pd->lease_timer, node_lease);
+	node_same_name(pd, (long long)time(NULL));
 	if (store_push_startup(pd->app.store, (long long)time(NULL)) == -1)
 		log_warn("pushd: node %s: start-up could not clean up the push "
 		    "rows", pd->app.cfg.node_name);

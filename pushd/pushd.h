@@ -58,6 +58,8 @@
  * through, 4 s before the lease (10 s) may pass to another node. */
 #define PUSHD_LEASE_TICK_MS 3000
 #define PUSHD_LEASE_FENCE_MS 6000
+/* A NOTIFY payload's bytes at most (PostgreSQL's limit is 8,000). */
+#define PUSHD_NOTIFY_MAX 7900
 
 #define container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))

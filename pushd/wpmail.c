@@ -382,7 +382,9 @@ static void look_start(struct wp_mail *m)
 {
 	char *body;
 
-	if (m->since == NULL || m->job.easy)
+	/* Not while this node's lease may have passed on (node.c): the
+	 * holder's pushd sends the push. */
+	if (m->since == NULL || m->job.easy || !acct_leased(m->a))
 		return;
 	body = look_body(m->a, m->since);
 	m->job.done = look_done;

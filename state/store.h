@@ -59,6 +59,9 @@ void store_set_node(struct store *st, const char *name);
 const char *store_node(struct store *st);
 /* The node's pushd is alive at now; starting: it starts at now. 0 or -1. */
 int store_node_beat(struct store *st, long long now, int starting);
+/* When the node's pushd last said it is alive, into *seen: 1, 0 when it
+ * never did (or stopped), -1 on error. */
+int store_node_seen(struct store *st, long long *seen);
 /* The node's pushd stops: its row goes, its push rows keep no tabs. 0 or -1. */
 int store_node_leave(struct store *st);
 /* The nodes, fn(ctx, name, started, seen) for each, by name. 0 or -1. */
@@ -101,7 +104,7 @@ int store_lease_release(struct store *st, const char *account);
  * holds its lease, {"a": account key, "s": {type: state}} (JSON). */
 #define STORE_CHAN_CHANGES "postern_changes"
 /* Tells channel's listeners payload (at commit, inside a transaction):
- * 0, or -1 (logged). 0 at once on SQLite. */
+ * 0, or -1 (the statement layer logs why). 0 at once on SQLite. */
 int store_notify(struct store *st, const char *channel, const char *payload);
 
 /* A connection that listens, driven by the caller's event loop: it never

@@ -15,6 +15,7 @@ static const char sql_start[] =
     " ON CONFLICT(name) DO UPDATE SET started = excluded.started,"
     " seen = excluded.seen";
 static const char sql_leave[] = "DELETE FROM nodes WHERE name = ?1";
+static const char sql_seen[] = "SELECT seen FROM nodes WHERE name = ?1";
 static const char sql_untab[] =
     "UPDATE push_accounts SET tabs = 0 WHERE node = ?1";
 static const char sql_list[] =
@@ -40,6 +41,19 @@ int store_node_beat(struct store *st, long long now, int starting)
 	    db_int(st, s, 2, now) == -1)
 		return -1;
 	return db_exec(st, s);
+}
+
+int store_node_seen(struct store *st, long long *seen)
+{
+	struct db_stmt *s = db_stmt(st, sql_seen);
+	int rc;
+
+	if (s == NULL || db_text(st, s, 1, store_node(st)) == -1)
+		return -1;
+	if ((rc = db_step(st, s)) == DB_ROW)
+		*seen = db_col_int(st, s, 0);
+	db_reset(st, s);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
 }
 
 static int by_node(struct store *st, const char *sql)

@@ -12,9 +12,9 @@ static const char *const mode_names[STORE_PUSH_NMODES] = {
 	"poll", "relay", "subscription"
 };
 
-/* Another live node's row is never overwritten: only a row of this node,
- * or one whose lease (store_lease.c) has lapsed, as every row has on
- * SQLite, where no lease is taken. */
+/* On a shared state (?10 = 1) another node's row is never overwritten:
+ * the lease (store_lease.c) is taken first; on one node (SQLite) every
+ * row is this node's, whatever name wrote it. */
 static const char sql_put[] =
     "INSERT INTO push_accounts(account, mode, state, tabs, updated, sub_id,"
     " token_hash, expires, node) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
@@ -23,17 +23,19 @@ static const char sql_put[] =
     " updated = excluded.updated, sub_id = excluded.sub_id,"
     " token_hash = excluded.token_hash, expires = excluded.expires,"
     " node = excluded.node WHERE push_accounts.node = excluded.node"
-    " OR push_accounts.lease_until < ?10";
+    " OR ?10 = 0";
+/* This node's (?2) on a shared state (?3 = 1); any on one node. */
 static const char sql_delete[] =
-    "DELETE FROM push_accounts WHERE account = ?1 AND node = ?2";
+    "DELETE FROM push_accounts WHERE account = ?1 AND (node = ?2 OR ?3 = 0)";
 /* Poll and relay channels die with the process; a subscription
  * outlives it and keeps its row. */
 static const char sql_delete_channel[] =
-    "DELETE FROM push_accounts WHERE account = ?1 AND node = ?2"
+    "DELETE FROM push_accounts WHERE account = ?1 AND (node = ?2 OR ?3 = 0)"
     " AND mode IN ('poll', 'relay')";
-/* The rows of this node (?1) and of no other node seen since ?2. */
-#define NOT_LIVE " node NOT IN (SELECT name FROM nodes" \
-    " WHERE name <> ?1 AND seen >= ?2)"
+/* On a shared state (?3 = 1) the rows of this node (?1) and of no other
+ * node seen since ?2; on one node, all. */
+#define NOT_LIVE " (?3 = 0 OR node NOT IN (SELECT name FROM nodes" \
+    " WHERE name <> ?1 AND seen >= ?2))"
 static const char sql_clean[] =
     "DELETE FROM push_accounts WHERE mode IN ('poll', 'relay') AND" NOT_LIVE;
 static const char sql_untab[] =
@@ -75,7 +77,7 @@ int store_push_put(struct store *st, const struct store_push_row *r)
 	    db_int(st, s, 4, r->tabs) == -1 ||
 	    db_int(st, s, 5, r->updated) == -1 ||
 	    db_text(st, s, 9, store_node(st)) == -1 ||
-	    db_int(st, s, 10, r->updated * 1000) == -1)
+	    db_int(st, s, 10, store_shared(st)) == -1)
 		return -1;
 	if (r->sub_id && r->token_hash && (db_text(st, s, 6, r->sub_id) == -1 ||
 	    db_text(st, s, 7, r->token_hash) == -1 ||
@@ -89,7 +91,8 @@ static int by_account(struct store *st, const char *sql, const char *account)
 	struct db_stmt *s = db_stmt(st, sql);
 
 	if (s == NULL || db_text(st, s, 1, account) == -1 ||
-	    db_text(st, s, 2, store_node(st)) == -1)
+	    db_text(st, s, 2, store_node(st)) == -1 ||
+	    db_int(st, s, 3, store_shared(st)) == -1)
 		return -1;
 	return db_exec(st, s);
 }
@@ -104,13 +107,15 @@ int store_push_delete_channel(struct store *st, const char *account)
 	return by_account(st, sql_delete_channel, account);
 }
 
-/* sql with this node (?1) and the time before which a node is gone (?2). */
+/* sql with this node (?1), the time before which a node is gone (?2) and,
+ * but for sql_gone, whether the state is shared (?3). */
 static int node_gone(struct store *st, const char *sql, long long now)
 {
 	struct db_stmt *s = db_stmt(st, sql);
 
 	if (s == NULL || db_text(st, s, 1, store_node(st)) == -1 ||
-	    db_int(st, s, 2, now - STORE_NODE_GONE) == -1)
+	    db_int(st, s, 2, now - STORE_NODE_GONE) == -1 ||
+	    (sql != sql_gone && db_int(st, s, 3, store_shared(st)) == -1))
 		return -1;
 	return db_exec(st, s);
 }

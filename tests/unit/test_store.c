@@ -335,7 +335,8 @@ static long long tabs_of(struct store *st, const char *account)
 }
 
 /* Two nodes on one state: each one's start-up and stop clean up its own
- * push rows and those of nodes gone, never a live node's. */
+ * push rows and those of nodes gone, never a live node's. SQLite is one
+ * node: its rows are its own whatever name wrote them (a host renamed). */
 static void nodes_clean_up_only_their_own_rows(void **state)
 {
 	struct fixture *f = *state;
@@ -348,6 +349,16 @@ static void nodes_clean_up_only_their_own_rows(void **state)
 	store_set_node(f->st, "node-a");
 	store_set_node(b, "node-b");
 	assert_string_equal(store_node(b), "node-b");
+	if (!store_shared(f->st)) {
+		assert_int_equal(store_push_put(f->st, &r), 0);
+		assert_int_equal(store_push_delete_channel(b, "a1"), 0);
+		assert_int_equal(tabs_of(b, "a1"), -1);
+		assert_int_equal(store_push_put(f->st, &r), 0);
+		assert_int_equal(store_push_startup(b, 1000), 0);
+		assert_int_equal(tabs_of(b, "a1"), -1);
+		store_close(b);
+		return;
+	}
 	assert_int_equal(store_push_startup(f->st, 1000), 0);
 	assert_int_equal(store_push_startup(b, 1000), 0);
 	assert_int_equal(store_push_put(f->st, &r), 0);       /* A's poll */
@@ -394,6 +405,70 @@ static void nodes_clean_up_only_their_own_rows(void **state)
 	seen[0] = '\0';
 	assert_int_equal(store_node_list(b, node_seen, seen), 0);
 	assert_string_equal(seen, "");
+	store_close(b);
+}
+
+static void renewed(void *ctx, const char *account)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s ", account);
+}
+
+/* One holder per account's lease: taken when free, this node's own or
+ * lapsed, with the row's last states; renewed only while held; given up
+ * for another to take. SQLite is one node: every lease is its own. */
+static void leases_one_holder(void **state)
+{
+	struct fixture *f = *state;
+	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL,
+	    .states = "{\"Email\":\"e7\"}", .tabs = 1, .updated = 10 };
+	struct store *b;
+	char err[256], got[256] = "", *states;
+
+	store_set_node(f->st, "node-a");
+	if (!store_shared(f->st)) {
+		assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
+		assert_null(states);
+		assert_int_equal(store_lease_renew(f->st, renewed, got), 0);
+		assert_string_equal(got, "");
+		assert_int_equal(store_lease_release(f->st, "a1"), 0);
+		return;
+	}
+	assert_int_equal(store_open(&b, f->path, err, sizeof(err)), 0);
+	store_set_node(b, "node-b");
+	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
+	assert_null(states);
+	assert_int_equal(store_push_put(f->st, &r), 0);
+	assert_int_equal(store_lease_take(b, "a1", "poll", 10, &states), 0);
+	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
+	free(states);
+	assert_int_equal(store_lease_renew(f->st, renewed, got), 0);
+	assert_string_equal(got, "a1 ");
+	got[0] = '\0';
+	assert_int_equal(store_lease_renew(b, renewed, got), 0);
+	assert_string_equal(got, "");
+	/* B's write does not take A's row. */
+	assert_int_equal(store_push_put(b, &r), 0);
+	assert_int_equal(store_test_int(b, "SELECT count(*) FROM push_accounts"
+	    " WHERE node = 'node-a'"), 1);
+	/* Given up: not renewed; B takes it, with the states A wrote. */
+	assert_int_equal(store_lease_release(f->st, "a1"), 0);
+	assert_int_equal(store_lease_renew(f->st, renewed, got), 0);
+	assert_string_equal(got, "");
+	assert_int_equal(store_lease_take(b, "a1", "poll", 10, &states), 1);
+	assert_non_null(states);
+	assert_non_null(strstr(states, "e7"));
+	free(states);
+	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 0);
+	/* Lapsed (its holder silent past the lease): A takes it over. */
+	assert_int_equal(store_test_exec(b, "UPDATE push_accounts SET"
+	    " lease_until = 1"), 0);
+	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
+	free(states);
+	assert_int_equal(store_lease_renew(b, renewed, got), 0);
+	assert_string_equal(got, "");
 	store_close(b);
 }
 
@@ -579,6 +654,7 @@ int main(void)
 		T(nodes_clean_up_only_their_own_rows),
 		T(version_5_is_upgraded),
 		T(session_deletions_are_told),
+		T(leases_one_holder),
 		T(inspect_reads_without_changing),
 		T(a_batch_is_one_write),
 	};
