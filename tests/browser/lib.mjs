@@ -151,6 +151,15 @@ export function watched() {
 }
 
 export const row = (page, text) => page.locator("#list .row[data-id]", { hasText: text }).first();
+// Opens the row's mail: clicked again while no message shows (a live
+// update that redraws the list under the click loses it; on a loaded
+// machine the mail may also take long), up to ms.
+export async function openRow(page, text, ms = 30000) {
+  await until(async () => {
+    await row(page, text).click();
+    return page.locator("#reader-body .msg").first().waitFor({ timeout: 5000 }).then(() => true, () => false);
+  }, `the mail "${text}" open`, ms);
+}
 export async function shot(page, name) { if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`) }); }
 
 // JMAP calls as the page's signed-in user; "$ACC" stands for the account id.

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { SRC, test, assert, until, stack, newPage, signIn, row, putSettings, jmapIn, searchable, run } from "./lib.mjs";
+import { SRC, test, assert, until, stack, newPage, signIn, row, openRow, putSettings, jmapIn, searchable, run } from "./lib.mjs";
 
 // axe-core, a test dependency (package.json; npm ci), never served by postern.
 let AXE = null;
@@ -477,8 +477,7 @@ test("phone: compose is one tap from the list and the reader, nothing scrolls si
   await page.waitForSelector("#composer:not([hidden])");
   await page.getByRole("button", { name: "Discard" }).click();
   await page.waitForSelector("#composer", { state: "hidden" });
-  await row(page, "Hello from Zürich").click();
-  await page.waitForSelector("#reader-body .msg");
+  await openRow(page, "Hello from Zürich");
   await noSideways("reader");
   // Every action of the reader's toolbar is in view or in its More menu.
   const acts = await page.evaluate(() => {
@@ -524,8 +523,7 @@ for (const scheme of ["light", "dark"]) {
     await axe(page, "sign-in");
     await signIn(page, "alice");
     await axe(page, "inbox");
-    await row(page, "Hello from Zürich").click();
-    await page.waitForSelector("#reader-body .msg");
+    await openRow(page, "Hello from Zürich");
     await axe(page, "reader");
     await page.getByRole("button", { name: "New message" }).first().click();
     await page.waitForSelector("#composer:not([hidden])");
