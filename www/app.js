@@ -459,9 +459,11 @@ function closeReader() {
 
 function warn(e) { console.warn(e); toast(t("error.actionFailed")); }
 
-let toastTimer;
+let toastTimer, toastMs = 0;
 // A short message; with undo, an Undo button for 10 s. Only what is
-// given is shown (replaceChildren would write a null as "null").
+// given is shown (replaceChildren would write a null as "null"). The time
+// stops while the pointer or the focus is on it, and starts again when
+// they leave (WCAG 2.2.1: a time limit the user can extend).
 function toast(text, undo) {
   const el = $("#toast");
   clearTimeout(toastTimer);
@@ -474,7 +476,20 @@ function toast(text, undo) {
   }
   el.replaceChildren(...kids);
   el.hidden = false;
-  toastTimer = setTimeout(() => { el.hidden = true; }, undo ? 10000 : 4000);
+  toastMs = undo ? 10000 : 4000;
+  toastLater();
+}
+
+function toastLater() {
+  const el = $("#toast");
+  clearTimeout(toastTimer);
+  if (el.matches(":hover, :focus-within")) return;
+  toastTimer = setTimeout(() => { el.hidden = true; }, toastMs);
+}
+
+for (const type of ["pointerenter", "focusin"]) $("#toast").addEventListener(type, () => clearTimeout(toastTimer));
+for (const type of ["pointerleave", "focusout"]) {
+  $("#toast").addEventListener(type, () => { if (!$("#toast").hidden) toastLater(); });
 }
 
 // The target rows: the list's (selection, else focus), else the open thread.

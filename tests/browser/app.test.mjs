@@ -153,19 +153,26 @@ test("acting: flag, move by drag and drop, delete, each with undo", async () => 
   await row(page, "Planned maintenance").click();
   await page.click("[data-act=flag]");
   await page.waitForSelector("#toast:not([hidden])");
+  // The pointer on the toast stops its 10 s (and keeps each one below
+  // in view however slow the machine is); off it, they start again.
+  await page.hover("#toast");
   await page.waitForFunction(() => [...document.querySelectorAll("#list .row")].some((r) => /Planned maintenance/.test(r.textContent) && r.querySelector(".flag")));
+  await page.waitForTimeout(10500);
+  assert(await page.isVisible("#toast button"), "the toast stays while the pointer is on it");
   await page.click("#toast button");
   await page.waitForFunction(() => [...document.querySelectorAll("#list .row")].some((r) => /Planned maintenance/.test(r.textContent) && !r.querySelector(".flag")));
   // delete with undo
   await row(page, "Planned maintenance").click();
   await page.click("[data-act=trash]");
   await page.waitForSelector("#toast:not([hidden]) >> text=Moved to Trash");
+  await page.hover("#toast");
   await page.waitForFunction(() => ![...document.querySelectorAll("#list .row")].some((r) => /Planned maintenance/.test(r.textContent)));
   await page.click("#toast button");
   await row(page, "Planned maintenance").waitFor();
   // move by drag and drop into Archive, then undo
   await row(page, "Planned maintenance").dragTo(page.locator(".folder[data-role=archive]"));
   await page.waitForSelector("#toast:not([hidden]) >> text=Moved to Archive");
+  await page.hover("#toast");
   await page.waitForFunction(() => ![...document.querySelectorAll("#list .row")].some((r) => /Planned maintenance/.test(r.textContent)));
   await page.click("#toast button");
   await row(page, "Planned maintenance").waitFor();
