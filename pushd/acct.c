@@ -674,6 +674,20 @@ int acct_set_visible(struct pushd *pd, const struct sess *s, int visible)
 	return n;
 }
 
+void acct_each(struct pushd *pd, void (*fn)(struct acct *a, void *ctx),
+    void *ctx)
+{
+	struct acct *a, *next;
+	unsigned i;
+
+	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
+		for (a = pd->accts[i]; a; a = next) {
+			next = a->next;
+			if (!a->dead)
+				fn(a, ctx);
+		}
+}
+
 struct acct *acct_lookup(struct pushd *pd, const char *key)
 {
 	return acct_find(pd, key);

@@ -150,6 +150,9 @@ int acct_attach_as(struct pushd *pd, const struct sess *s,
 char *acct_primary_mail(struct pushd *pd, const struct sess *s);
 /* The account of key while pushd follows it, or NULL. */
 struct acct *acct_lookup(struct pushd *pd, const char *key);
+/* fn(a, ctx) on every live account, the next saved first (fn may end a). */
+void acct_each(struct pushd *pd, void (*fn)(struct acct *a, void *ctx),
+    void *ctx);
 /* Whether session id has a tab of the account in view: 1 or 0. */
 int acct_sess_visible(const struct acct *a, const char *sess_id);
 /* Removes t; the account ends with its last tab. */

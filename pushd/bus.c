@@ -32,28 +32,28 @@ static const char *const bus_channels[] = {
 	STORE_CHAN_SESSIONS, STORE_CHAN_CHANGES, NULL
 };
 
-/* Every account whose tabs hold a session to check (id, or NULL for
- * all): their sessions are looked up, the ended ones' streams end. */
+/* An account's tabs' sessions checked when one of them holds sess_id
+ * (every account's when NULL): the ended ones' streams end. */
+static void bus_check_one(struct acct *a, void *ctx)
+{
+	const char *const *sess_id_of = ctx, *sess_id = *sess_id_of;
+	struct acct_tab *t;
+
+	for (t = a->tabs; t && sess_id; t = t->next)
+		if (!t->dead && !strcmp(t->sess_id, sess_id))
+			break;
+	if (sess_id == NULL || t != NULL)
+		acct_check_tabs(a, 0);
+}
+
 static void bus_check(struct pushd *pd, const char *key, const char *sess_id)
 {
-	struct acct *a, *next;
-	struct acct_tab *t;
-	unsigned i;
+	struct acct *a;
 
-	if (key) {
-		if ((a = acct_lookup(pd, key)) != NULL && !a->dead)
-			acct_check_tabs(a, 0);
-		return;
-	}
-	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = next) {
-			next = a->next;
-			for (t = a->tabs; t && sess_id; t = t->next)
-				if (!t->dead && !strcmp(t->sess_id, sess_id))
-					break;
-			if (!a->dead && (sess_id == NULL || t != NULL))
-				acct_check_tabs(a, 0);
-		}
+	if (key == NULL)
+		acct_each(pd, bus_check_one, &sess_id);
+	else if ((a = acct_lookup(pd, key)) != NULL && !a->dead)
+		acct_check_tabs(a, 0);
 }
 
 /* The holder's new states ({"a": key, "s": {type: state}}) for the tabs
@@ -104,17 +104,11 @@ static void bus_heard(void *ctx, const char *channel, const char *payload)
 }
 
 /* Listening again: the followed accounts' tabs may have missed changes. */
-static void bus_resync(struct pushd *pd)
+static void bus_resync_one(struct acct *a, void *ctx)
 {
-	struct acct *a, *next;
-	unsigned i;
-
-	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = next) {
-			next = a->next;
-			if (!a->dead && a->follower)
-				acct_resync(a);
-		}
+	(void)ctx;
+	if (a->follower)
+		acct_resync(a);
 }
 
 static uint32_t epoll_of(short events)
@@ -158,7 +152,7 @@ static void bus_watch(struct pushd *pd, int rc)
 		ev_timer_stop(&pd->ev, &pd->bus_timer);
 		log_info("pushd: listening to the other nodes");
 		bus_check(pd, NULL, NULL);
-		bus_resync(pd);
+		acct_each(pd, bus_resync_one, NULL);
 	}
 }
 

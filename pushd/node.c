@@ -34,35 +34,22 @@ static void node_held(void *ctx, const char *account)
 		log_warn("pushd: a lease left behind was not given up");
 }
 
-/* fn on every live account, the next saved first (fn may end one). */
-static void each_acct(struct pushd *pd, void (*fn)(struct pushd *,
-    struct acct *))
+static void lost_unless_renewed(struct acct *a, void *ctx)
 {
-	struct acct *a, *next;
-	unsigned i;
-
-	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = next) {
-			next = a->next;
-			if (!a->dead)
-				fn(pd, a);
-		}
-}
-
-static void lost_unless_renewed(struct pushd *pd, struct acct *a)
-{
-	if (!a->follower && a->lease_round != pd->lease_round)
+	if (!a->follower && a->lease_round != ((struct pushd *)ctx)->lease_round)
 		acct_lease_lost(a);
 }
 
-static void lost(struct pushd *pd, struct acct *a)
+static void lost(struct acct *a, void *ctx)
 {
-	(void)pd;
+	(void)ctx;
 	acct_lease_lost(a);
 }
 
-static void follow(struct pushd *pd, struct acct *a)
+static void follow(struct acct *a, void *ctx)
 {
+	struct pushd *pd = ctx;
+
 	if (a->follower && !acct_lease_retry(a) && !a->dead &&
 	    pd->followed_checked == pd->ev.now)
 		acct_check_tabs(a, 0);
@@ -76,19 +63,19 @@ static void node_lease(struct ev *ev, struct ev_timer *t)
 	pd->lease_round++;
 	if (store_lease_renew(pd->app.store, node_held, pd) == 0) {
 		pd->lease_ok = sent;
-		each_acct(pd, lost_unless_renewed);
+		acct_each(pd, lost_unless_renewed, pd);
 	} else if ((now = ev->clock()) - pd->lease_ok >= PUSHD_LEASE_FENCE_MS) {
 		/* The clock after the failed call: it may have waited for the
 		 * database's timeouts. */
 		log_warn("pushd: node %s: the leases were not renewed for %llu "
 		    "ms: this node's channels stop", pd->app.cfg.node_name,
 		    (unsigned long long)(now - pd->lease_ok));
-		each_acct(pd, lost);
+		acct_each(pd, lost, NULL);
 	}
 	if (ev->now - pd->followed_checked >=
 	    (uint64_t)pd->app.cfg.push_poll_interval * 1000)
 		pd->followed_checked = ev->now;
-	each_acct(pd, follow);
+	acct_each(pd, follow, pd);
 	ev_timer_set(ev, t, PUSHD_LEASE_TICK_MS);
 }
 
