@@ -1,6 +1,7 @@
 #define _GNU_SOURCE 1
 #include "acct.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,7 +17,6 @@
 #include "store.h"
 #include "wpmail.h"
 
-#define FLUSH_MS 1000
 #define SESSION_DOC_MAX (1 << 20)
 #define MAIL_CAP "urn:ietf:params:jmap:mail"
 
@@ -90,69 +90,34 @@ void acct_fall_back(struct acct *a, enum acct_mode from, const char *why)
 	acct_set_mode(a, acct_next(a, from), why);
 }
 
-/* -- the lease (several nodes on one state: store_lease.c) ---------------- */
+/* -- the lease (several nodes on one state: acct_db.c) -------------------- */
 
-/* The row's last states (JSON), as the account's where it has none: the
- * baseline a new holder polls against, so that what came while no node
- * held the account (its holder killed) is still told. */
-static void acct_baseline(struct acct *a, const char *json)
-{
-	json_object *o = js_parse(json, strlen(json));
-	const char *v;
-	unsigned i;
-
-	for (i = 0; o && i < ACCT_NTYPES; i++)
-		if (!a->states[i] && (v = js_str(o, acct_type_names[i])) != NULL)
-			a->states[i] = strdup(v);
-	json_object_put(o);
-}
-
-/* Whether this node holds the account's lease, taking it when it is free
- * (always on one node): 1 or 0. */
-static int acct_lease(struct acct *a)
-{
-	struct store *st = a->pd->app.store;
-	char *states = NULL;
-	int rc;
-
-	if (!store_shared(st))
-		return 1;
-	rc = store_lease_take(st, a->key, "poll", (long long)time(NULL),
-	    &states);
-	if (rc == 1 && states)
-		acct_baseline(a, states);
-	free(states);
-	return rc == 1;
-}
-
-int acct_leased(const struct acct *a)
-{
-	const struct pushd *pd = a->pd;
-
-	/* lease_ok may be later than the loop's cached now (read within
-	 * this batch): fresh. */
-	return !a->follower && (!store_shared(pd->app.store) ||
-	    pd->ev.now < pd->lease_ok ||
-	    pd->ev.now - pd->lease_ok < PUSHD_LEASE_FENCE_MS);
-}
-
-/* A tab is there (the first, or one back after idle): each channel
- * begins what it must, and the best usable one carries; unless another
- * node holds the account's lease: then this node follows (bus.c brings
- * the changes, node.c tries the lease again). */
-static void acct_start(struct acct *a)
+/* The channels start: each begins what it must, and the best usable one
+ * carries. */
+void acct_begin(struct acct *a)
 {
 	unsigned i;
 
-	if (!acct_lease(a)) {
-		a->follower = 1;
-		return;
-	}
 	a->follower = 0;
 	for (i = 0; i < ACCT_NMODES && !a->dead; i++)
 		if (acct_chan(a, acct_order[i])->start)
 			acct_chan(a, acct_order[i])->start(a);
 	acct_set_mode(a, acct_next(a, ACCT_NMODES), "a tab is open");
+}
+
+/* A tab is there (the first, or one back after idle): the channels start
+ * where this node holds the account's lease; until then it follows
+ * (bus.c brings the changes, node.c tries the lease again). */
+static void acct_start(struct acct *a)
+{
+	/* A subscription kept the account with no tab: its lease is held. */
+	if (!a->follower && a->mode != ACCT_NMODES && acct_leased(a)) {
+		acct_begin(a);
+		return;
+	}
+	a->follower = 1;
+	if (acct_lease(a))
+		acct_begin(a);
 }
 
 void acct_lease_lost(struct acct *a)
@@ -170,131 +135,10 @@ void acct_lease_lost(struct acct *a)
 	    "was not renewed)");
 }
 
-int acct_lease_retry(struct acct *a)
-{
-	if (a->dead || !a->follower || a->ntabs == 0)
-		return 0;
-	acct_start(a);
-	if (!a->follower)
-		log_info("pushd: an account's channel moves to this node");
-	return !a->follower;
-}
-
 void acct_heard(struct acct *a, char *states[ACCT_NTYPES], unsigned got)
 {
 	if (!a->dead && a->follower)
 		acct_new_states(a, states, got, 0);
-}
-
-/* The holder tells the other nodes' tabs (STORE_CHAN_CHANGES): the
- * account's key and the states that changed. */
-static void acct_publish(struct acct *a, char *const states[ACCT_NTYPES],
-    unsigned changed)
-{
-	json_object *o = json_object_new_object(), *s = json_object_new_object();
-	const char *text;
-	unsigned i;
-
-	json_object_object_add(o, "a", json_object_new_string(a->key));
-	for (i = 0; i < ACCT_NTYPES; i++)
-		if (changed & (1u << i))
-			json_object_object_add(s, acct_type_names[i],
-			    json_object_new_string(states[i]));
-	json_object_object_add(o, "s", s);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	/* PostgreSQL takes 8,000 bytes at most: states that long (no server
-	 * seen makes them so) are not told, the tabs are told to resync. */
-	if (strlen(text) > PUSHD_NOTIFY_MAX) {
-		json_object_object_del(o, "s");
-		json_object_object_add(o, "resync", json_object_new_boolean(1));
-		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	}
-	if (store_notify(a->pd->app.store, STORE_CHAN_CHANGES, text) == -1)
-		log_warn("pushd: a change was not told to the other nodes");
-	json_object_put(o);
-}
-
-/* -- the database row ------------------------------------------------------ */
-
-static json_object *states_json(char *const states[ACCT_NTYPES])
-{
-	json_object *o = json_object_new_object();
-	unsigned i;
-
-	for (i = 0; i < ACCT_NTYPES; i++)
-		if (states[i])
-			json_object_object_add(o, acct_type_names[i],
-			    json_object_new_string(states[i]));
-	return o;
-}
-
-_Static_assert((int)ACCT_POLL == STORE_PUSH_POLL &&
-    (int)ACCT_RELAY == STORE_PUSH_RELAY &&
-    (int)ACCT_SUBSCRIPTION == STORE_PUSH_SUBSCRIPTION,
-    "pushd's modes are the store's");
-
-static void acct_write(struct acct *a)
-{
-	json_object *o = states_json(a->states);
-	struct store_push_row row = {
-		.account = a->key,
-		.mode = (enum store_push_mode)a->mode,
-		.tabs = (long)(a->ntabs - a->nwatch),
-		.updated = (long long)time(NULL),
-	};
-	unsigned i;
-
-	if (a->states[0])
-		row.states = json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN);
-	for (i = 0; i < ACCT_NMODES; i++)
-		if (acct_chan(a, i)->row)
-			acct_chan(a, i)->row(a, &row);
-	/* A row that could not be written stays dirty for the next flush. */
-	if (store_push_put(a->pd->app.store, &row) == 0)
-		a->dirty = 0;
-	json_object_put(o);
-}
-
-/* Dirty rows are written together once a second: a thousand tabs that
- * reconnect at once make one transaction, not a thousand. */
-static void acct_on_flush(struct ev *ev, struct ev_timer *t)
-{
-	struct pushd *pd = pushd_of(ev);
-	struct acct *a;
-	unsigned i;
-	int ok = store_begin(pd->app.store) == 0;
-
-	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = a->next) {
-			/* The row is the lease holder's to write. */
-			if (a->follower)
-				a->dirty = 0;
-			if ((a->flushed = a->dirty) != 0)
-				acct_write(a);
-		}
-	if (store_commit(pd->app.store) == 0 && ok)
-		return;
-	/* Nothing of the batch stayed (PostgreSQL drops it all at a failed
-	 * statement): its rows are written again at the next flush. */
-	for (i = 0; i < PUSHD_ACCT_BUCKETS; i++)
-		for (a = pd->accts[i]; a; a = a->next)
-			if (a->flushed)
-				acct_dirty(a);
-}
-
-void acct_dirty(struct acct *a)
-{
-	struct pushd *pd = a->pd;
-
-	a->dirty = 1;
-	if (!ev_timer_armed(&pd->flush_timer))
-		ev_timer_set(&pd->ev, &pd->flush_timer, FLUSH_MS);
-}
-
-void acct_startup(struct pushd *pd)
-{
-	ev_timer_init(&pd->flush_timer, acct_on_flush);
 }
 
 /* -- life ------------------------------------------------------------------ */
@@ -337,10 +181,8 @@ void acct_end(struct acct *a)
 	/* Poll and relay channels die with the process; a subscription
 	 * outlives it and keeps its row, whose lease goes (another node with
 	 * tabs of the account takes it). A follower has no row. */
-	if (!a->follower) {
-		store_push_delete_channel(pd->app.store, a->key);
-		store_lease_release(pd->app.store, a->key);
-	}
+	if (!a->follower)
+		acct_release(pd, a->key, 1);
 	ev_defer(&pd->ev, acct_free, a);
 }
 
@@ -462,33 +304,6 @@ int acct_call(struct acct *a, struct mc_job *job, const char *json,
  * revoke: the mail server refused the account's credentials; the
  * sessions they came from end, the other tabs' streams too (they come
  * back with their own). */
-void acct_check_tabs(struct acct *a, int revoke)
-{
-	struct pushd *pd = a->pd;
-	struct acct_tab *t, *next;
-	time_t now = time(NULL);
-	long long verified = 0;
-	int alive;
-
-	if (revoke)
-		a->creds_refused = 1;
-	for (t = a->tabs; t; t = next) {
-		next = t->next;
-		if (t->dead)
-			continue;
-		if (revoke) {
-			if (t->acct_creds)
-				sess_refused(&pd->app, t->sess_id);
-			t->ops->end(t);
-			continue;
-		}
-		alive = sess_state(&pd->app, t->sess_id, now, &verified);
-		if (alive == 0 || (alive == 1 && !t->acct_creds &&
-		    !sess_fresh(&pd->app, verified, now)))
-			t->ops->end(t);
-	}
-}
-
 /* Compares with the states seen before; a change becomes an event. The
  * first answer only sets the baseline. */
 void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],

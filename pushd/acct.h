@@ -5,7 +5,9 @@
  * last states seen and a small ring of recent events for Last-Event-ID
  * (events.c). The credentials are kept only in memory, only while tabs
  * are open (and, for an account with a subscription, push_idle after the
- * last one, to destroy it), then wiped. (Lifetime: pushd.h.) */
+ * last one, to destroy it), then wiped. Its part of the shared state
+ * (lease, push row, what it tells other nodes, its tabs' sessions) is
+ * acct_db.c's, off the loop. (Lifetime: pushd.h.) */
 #ifndef POSTERN_ACCT_H
 #define POSTERN_ACCT_H
 
@@ -106,6 +108,11 @@ struct acct {
 	uint8_t follower;                /* another node holds the lease: no
 	                                    channel runs here (node.c) */
 	unsigned lease_round;            /* the last renewal that had it */
+	/* Asked of the database and not yet answered (dbq.h): one each. */
+	uint8_t taking;                  /* the lease */
+	uint8_t tried;                   /* the lease was asked for before */
+	uint8_t checking;                /* the tabs' sessions */
+	uint8_t check_again;             /* and again after that answer */
 };
 
 struct store_push_row;
@@ -177,9 +184,23 @@ void acct_shutdown(struct pushd *pd);
 int acct_leased(const struct acct *a);
 /* The lease was not renewed: the channels stop, the account follows. */
 void acct_lease_lost(struct acct *a);
-/* A follower with tabs tries the lease again: 1 when it took it (its
- * channels start, from the row's last states). */
-int acct_lease_retry(struct acct *a);
+/* A follower with tabs tries the lease again: when it takes it, its
+ * channels start, from the row's last states. */
+void acct_lease_retry(struct acct *a);
+/* The account's lease is given up, and with row its poll's or relay's
+ * row deleted (off the loop). */
+void acct_release(struct pushd *pd, const char *key, int row);
+
+/* -- between the account core (acct.c) and its state (acct_db.c) -------- */
+
+/* Asks for the account's lease: 1 when this node holds it now (always on
+ * one node), 0 when the answer comes later (then acct_begin). */
+int acct_lease(struct acct *a);
+/* The lease is held: the channels start, the best usable one carries. */
+void acct_begin(struct acct *a);
+/* The holder tells the other nodes the states that changed. */
+void acct_publish(struct acct *a, char *const states[ACCT_NTYPES],
+    unsigned changed);
 /* The holder on another node told new states: a follower's tabs get them
  * (takes the strings it keeps, as acct_new_states). */
 void acct_heard(struct acct *a, char *states[ACCT_NTYPES], unsigned got);

@@ -17,6 +17,8 @@
 #include <json-c/json.h>
 
 #include "acct.h"
+#include "callback.h"
+#include "dbq.h"
 #include "js.h"
 #include "log.h"
 #include "pushd.h"
@@ -31,6 +33,49 @@
 static const char *const bus_channels[] = {
 	STORE_CHAN_SESSIONS, STORE_CHAN_CHANGES, NULL
 };
+
+/* -- telling --------------------------------------------------------------- */
+
+struct tell_job {
+	struct dbq_job j;
+	char text[];
+};
+
+static void tell_work(struct dbq_job *j, struct store *st)
+{
+	j->rc = store_notify(st, STORE_CHAN_CHANGES,
+	    container_of(j, struct tell_job, j)->text);
+}
+
+static void tell_done(struct dbq_job *j)
+{
+	if (j->rc == -1)
+		log_warn("pushd: a change was not told to the other nodes");
+	free(container_of(j, struct tell_job, j));
+}
+
+void bus_tell(struct pushd *pd, const char *payload)
+{
+	size_t n = strlen(payload) + 1;
+	struct tell_job *m;
+
+	if (!store_shared(pd->app.store))
+		return;
+	if ((m = malloc(sizeof(*m) + n)) == NULL) {
+		log_warn("pushd: a change was not told to the other nodes");
+		return;
+	}
+	memset(&m->j, 0, sizeof(m->j));
+	memcpy(m->text, payload, n);
+	m->j.work = tell_work;
+	m->j.done = tell_done;
+	if (dbq_push(pd, &m->j) == -1) {
+		m->j.rc = -1;
+		tell_done(&m->j);
+	}
+}
+
+/* -- hearing --------------------------------------------------------------- */
 
 /* An account's tabs' sessions checked when one of them holds sess_id
  * (every account's when NULL): the ended ones' streams end. */
@@ -66,6 +111,13 @@ static void bus_changes(struct pushd *pd, const char *payload)
 	struct acct *a = key ? acct_lookup(pd, key) : NULL;
 	unsigned i, got = 0;
 
+	/* A push callback that reached another node: for the holder. */
+	if (o && js_str(o, "h")) {
+		if (a && !a->dead && !a->follower)
+			callback_passed(a, o);
+		json_object_put(o);
+		return;
+	}
 	if (a == NULL || a->dead || !a->follower) {
 		json_object_put(o);
 		return;

@@ -12,8 +12,10 @@
 #include <json-c/json.h>
 
 #include "acct.h"
+#include "bus.h"
 #include "chan.h"
 #include "js.h"
+#include "log.h"
 #include "pushd.h"
 #include "seal.h"
 #include "store.h"
@@ -41,21 +43,25 @@ static struct acct *acct_by_token(struct pushd *pd, const char *hash)
 	return NULL;
 }
 
-/* A verified subscription whose account has no tabs in this process (a
- * restart): 1 when the database holds the token's hash. Looked up by the
- * hash, so that what the lookup's time tells is of a hash, not of the
- * token. */
-static int token_stored(struct pushd *pd, const char *hash)
+/* A subscription whose account is not followed here with it (a restart,
+ * or another node holds the account): 1 with its account's key when the
+ * database holds the token's hash. Looked up by the hash, so that what
+ * the lookup's time tells is of a hash, not of the token. */
+static int token_stored(struct pushd *pd, const char *hash,
+    char key[APP_KEY_HEX + 1])
 {
-	return store_push_token_known(pd->app.store, hash);
+	return store_push_token_account(pd->app.store, hash, key,
+	    APP_KEY_HEX + 1);
 }
 
 int callback_token_known(struct pushd *pd, const char *token)
 {
 	char hash[ACCT_TOKEN_HEX + 1];
 
+	char key[APP_KEY_HEX + 1];
+
 	sub_token_hash(token, hash);
-	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash);
+	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash, key);
 }
 
 /* A PushVerification: its code goes back to the mail server (a is NULL
@@ -84,17 +90,77 @@ static int on_state_change(struct acct *a, const char *hash, json_object *o)
 	if ((changed = js_obj(o, "changed")) == NULL)
 		return 400;
 	got = acct_changed_states(a, changed, states);
-	if (got && a->ntabs)
+	/* A subscription kept with no tab here still tells the other
+	 * nodes' tabs (they follow while this node holds the lease). */
+	if (got && (a->ntabs || store_shared(a->pd->app.store)))
 		acct_new_states(a, states, got, 0);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
 	return 202;
 }
 
+/* The callback, for the node holding the account: 202, or 400 when it
+ * is not one (a PushVerification without its fields). What does not fit
+ * a NOTIFY (PUSHD_NOTIFY_MAX: a StateChange of very many accounts) is
+ * dropped, logged: the holder's next change or renewal check tells it. */
+static int pass_on(struct pushd *pd, const char *key, const char *hash,
+    json_object *o, const char *type)
+{
+	json_object *m = json_object_new_object(), *v;
+	const char *id = js_str(o, "pushSubscriptionId");
+	const char *code = js_str(o, "verificationCode");
+	const char *text;
+	int rc = 202;
+
+	json_object_object_add(m, "a", json_object_new_string(key));
+	json_object_object_add(m, "h", json_object_new_string(hash));
+	if (!strcmp(type, "PushVerification")) {
+		if (id == NULL || code == NULL || strlen(code) > 512) {
+			json_object_put(m);
+			return 400;
+		}
+		v = json_object_new_object();
+		json_object_object_add(v, "id", json_object_new_string(id));
+		json_object_object_add(v, "code", json_object_new_string(code));
+		json_object_object_add(m, "v", v);
+	} else if ((v = js_obj(o, "changed")) != NULL)
+		json_object_object_add(m, "c", json_object_get(v));
+	else
+		rc = 400;
+	text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN);
+	if (rc == 202 && strlen(text) > PUSHD_NOTIFY_MAX)
+		log_warn("pushd: a push callback too long to pass on (dropped)");
+	else if (rc == 202)
+		bus_tell(pd, text);
+	json_object_put(m);
+	return rc;
+}
+
+void callback_passed(struct acct *a, json_object *o)
+{
+	const char *hash = js_str(o, "h");
+	json_object *v;
+	int state = hash && strlen(hash) == ACCT_TOKEN_HEX ?
+	    token_state(a, hash) : -1;
+	const char *id, *code;
+
+	if (state == SUB_PENDING && (v = js_obj(o, "v")) != NULL &&
+	    (id = js_str(v, "id")) != NULL &&
+	    (code = js_str(v, "code")) != NULL && strlen(code) <= 512)
+		sub_verification(a, id, code);
+	else if (state == SUB_VERIFIED && (v = js_obj(o, "c")) != NULL) {
+		json_object *sc = json_object_new_object();
+
+		json_object_object_add(sc, "changed", json_object_get(v));
+		on_state_change(a, hash, sc);
+		json_object_put(sc);
+	}
+}
+
 int callback_handle(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n)
 {
-	char hash[ACCT_TOKEN_HEX + 1];
+	char hash[ACCT_TOKEN_HEX + 1], key[APP_KEY_HEX + 1];
 	struct acct *a;
 	json_object *o;
 	const char *type;
@@ -102,7 +168,7 @@ int callback_handle(struct pushd *pd, const char *token,
 
 	sub_token_hash(token, hash);
 	if ((a = acct_by_token(pd, hash)) == NULL &&
-	    (known = token_stored(pd, hash)) <= 0)
+	    (known = token_stored(pd, hash, key)) <= 0)
 		return known == -1 ? 500 : 404;
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))
@@ -110,7 +176,13 @@ int callback_handle(struct pushd *pd, const char *token,
 	if ((o = js_parse(body, n)) != NULL &&
 	    json_object_is_type(o, json_type_object) &&
 	    (type = js_str(o, "@type")) != NULL) {
-		if (!strcmp(type, "PushVerification"))
+		/* Ours, and not followed here with it: on several nodes,
+		 * for the holder; on one, nobody to tell. */
+		if (a == NULL && store_shared(pd->app.store) &&
+		    (!strcmp(type, "PushVerification") ||
+		    !strcmp(type, "StateChange")))
+			rc = pass_on(pd, key, hash, o, type);
+		else if (!strcmp(type, "PushVerification"))
 			rc = on_verification(a, o);
 		else if (!strcmp(type, "StateChange"))
 			rc = on_state_change(a, hash, o);

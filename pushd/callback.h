@@ -1,10 +1,15 @@
 /* callback: POST /api/push/<token>, a JMAP server's calls to the
- * PushSubscriptions of this pushd.
- * (Lifetime: pushd.h.) */
+ * PushSubscriptions of this pushd. On several nodes the callback may reach
+ * a node that does not hold the account's lease (the JMAP server calls
+ * push_public_url, behind the load balancer): that node finds the token's
+ * hash in the database and passes the callback on to the holder through
+ * it (bus.h). (Lifetime: pushd.h.) */
 #ifndef POSTERN_CALLBACK_H
 #define POSTERN_CALLBACK_H
 
 #include <stddef.h>
+
+#include <json-c/json.h>
 
 #include "acct.h"
 
@@ -17,5 +22,10 @@ int callback_token_known(struct pushd *pd, const char *token);
  * malformed, 404 unknown, 415 not JSON, 500). */
 int callback_handle(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n);
+/* A callback that reached another node, passed on (bus.c) to this one,
+ * which holds account a: {"a": key, "h": token hash, and "v":
+ * {"id", "code"} (a PushVerification) or "c": the StateChange's
+ * "changed"}. Taken as the callback would have been here. */
+void callback_passed(struct acct *a, json_object *o);
 
 #endif

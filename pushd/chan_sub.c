@@ -289,6 +289,7 @@ static void on_created(struct chan_sub *s, json_object *args, int unmade)
 	if (o && (id = js_str(o, "id")) != NULL && (s->id = strdup(id)) != NULL) {
 		s->expires = subjson_expires(o, s->expires);
 		s->state = SUB_PENDING;
+		acct_dirty(s->a);       /* its token's hash in the row */
 		sub_arm(s);
 		log_debug("pushd: push subscription %s created", id);
 	} else if (s->a->ntabs) {
@@ -555,9 +556,14 @@ static void sub_row(const struct acct *a, struct store_push_row *row)
 {
 	const struct chan_sub *s = a->sub;
 
+	/* Awaiting its verification, only the token's hash: the callback
+	 * may reach another node, which passes it on (callback.c); a pushd
+	 * restarted reuses only a verified one (store_push_held). */
+	if (s && s->id && s->token_hash[0] &&
+	    (s->state == SUB_PENDING || s->state == SUB_VERIFIED))
+		row->token_hash = s->token_hash;
 	if (s && s->id && s->state == SUB_VERIFIED) {
 		row->sub_id = s->id;
-		row->token_hash = s->token_hash;
 		row->expires = s->expires;
 	}
 }

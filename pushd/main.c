@@ -19,6 +19,7 @@
 #include "bus.h"
 #include "chan.h"
 #include "conn.h"
+#include "dbq.h"
 #include "log.h"
 #include "mcurl.h"
 #include "node.h"
@@ -195,6 +196,9 @@ static int setup(struct pushd *pd, const char *conf, int daemonise)
 		close(lfd);
 		return -1;
 	}
+	/* Without its thread pushd runs on, its database work on the loop
+	 * (logged). */
+	dbq_start(pd);
 	acct_startup(pd);
 	node_start(pd);
 	bus_start(pd);
@@ -238,6 +242,7 @@ static void teardown(struct pushd *pd)
 	wp_watch_shutdown(pd);
 	bus_stop(pd);
 	acct_shutdown(pd);
+	dbq_stop(pd);
 	node_stop(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
 	ev_flush_deferred(&pd->ev);

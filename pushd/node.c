@@ -13,30 +13,63 @@
  * every push_poll_interval (no poll of its own does). */
 #include "node.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "acct.h"
+#include "dbq.h"
 #include "log.h"
 #include "pushd.h"
 #include "store.h"
 
-/* What the renewal returned: the accounts still held. A lease without a
- * live account here (a row left behind) is given up, so that another
- * node with tabs of the account can take it. */
-static void node_held(void *ctx, const char *account)
-{
-	struct pushd *pd = ctx;
-	struct acct *a = acct_lookup(pd, account);
+/* The renewal: sent at a round, off the loop (dbq.c); what came back is
+ * the accounts still held. */
+struct renew_job {
+	struct dbq_job j;
+	unsigned round;
+	uint64_t sent;             /* ev_clock ms when it was asked for */
+	char (*held)[APP_KEY_HEX + 1];
+	size_t n, cap;
+};
 
-	if (a && !a->dead && !a->follower)
-		a->lease_round = pd->lease_round;
-	else if (store_lease_release(pd->app.store, account) == -1)
-		log_warn("pushd: a lease left behind was not given up");
+static void renew_held(void *ctx, const char *account)
+{
+	struct renew_job *r = ctx;
+	void *p;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		if ((p = realloc(r->held, r->cap * sizeof(*r->held))) == NULL) {
+			r->j.rc = -1;   /* a renewal not known whole counts as none */
+			return;
+		}
+		r->held = p;
+	}
+	snprintf(r->held[r->n++], sizeof(*r->held), "%s", account);
 }
+
+static void renew_work(struct dbq_job *j, struct store *st)
+{
+	struct renew_job *r = container_of(j, struct renew_job, j);
+
+	j->rc = 0;
+	if (store_lease_renew(st, renew_held, r) == -1)
+		j->rc = -1;
+}
+
+struct renewed {
+	struct pushd *pd;
+	unsigned round;
+};
 
 static void lost_unless_renewed(struct acct *a, void *ctx)
 {
-	if (!a->follower && a->lease_round != ((struct pushd *)ctx)->lease_round)
+	const struct renewed *w = ctx;
+
+	/* Rounds only grow: an account taken since this renewal was sent
+	 * counts as renewed by it (acct.c sets its round at the take). */
+	if (!a->follower && (int)(a->lease_round - w->round) < 0)
 		acct_lease_lost(a);
 }
 
@@ -46,32 +79,84 @@ static void lost(struct acct *a, void *ctx)
 	acct_lease_lost(a);
 }
 
+/* No renewal went through for PUSHD_LEASE_FENCE_MS: this node's channels
+ * stop by themselves, before another node may take them, whether the
+ * renewal failed or is still out (a frozen database). */
+static void node_fence(struct pushd *pd)
+{
+	uint64_t now = pd->ev.clock();
+
+	if (now <= pd->lease_ok || now - pd->lease_ok < PUSHD_LEASE_FENCE_MS)
+		return;
+	if (!pd->fenced)
+		log_warn("pushd: node %s: the leases were not renewed for %llu "
+		    "ms: this node's channels stop", pd->app.cfg.node_name,
+		    (unsigned long long)(now - pd->lease_ok));
+	pd->fenced = 1;
+	acct_each(pd, lost, NULL);
+}
+
+static void renew_done(struct dbq_job *j)
+{
+	struct renew_job *r = container_of(j, struct renew_job, j);
+	struct pushd *pd = j->pd;
+	struct renewed w = { pd, r->round };
+	struct acct *a;
+	size_t i;
+
+	pd->renew_out = 0;
+	if (!pd->stopping && j->rc == 0) {
+		if (r->sent > pd->lease_ok)
+			pd->lease_ok = r->sent;
+		pd->fenced = 0;
+		for (i = 0; i < r->n; i++) {
+			a = acct_lookup(pd, r->held[i]);
+			if (a && !a->dead && !a->follower)
+				a->lease_round = r->round;
+			else    /* a row left behind: another node may take it */
+				acct_release(pd, r->held[i], 0);
+		}
+		acct_each(pd, lost_unless_renewed, &w);
+	} else if (!pd->stopping)
+		node_fence(pd);
+	free(r->held);
+	free(r);
+}
+
+static void node_renew(struct pushd *pd)
+{
+	struct renew_job *r;
+
+	/* One out at a time: a slow database gets no pile of them. */
+	if (pd->renew_out || (r = calloc(1, sizeof(*r))) == NULL)
+		return;
+	r->round = ++pd->lease_round;
+	r->sent = pd->ev.clock();
+	r->j.work = renew_work;
+	r->j.done = renew_done;
+	if (dbq_push(pd, &r->j) == -1)
+		free(r);
+	else
+		pd->renew_out = 1;
+}
+
 static void follow(struct acct *a, void *ctx)
 {
 	struct pushd *pd = ctx;
 
-	if (a->follower && !acct_lease_retry(a) && !a->dead &&
-	    pd->followed_checked == pd->ev.now)
+	if (!a->follower)
+		return;
+	acct_lease_retry(a);
+	if (!a->dead && pd->followed_checked == pd->ev.now)
 		acct_check_tabs(a, 0);
 }
 
 static void node_lease(struct ev *ev, struct ev_timer *t)
 {
 	struct pushd *pd = pushd_of(ev);
-	uint64_t sent = ev->clock(), now;
 
-	pd->lease_round++;
-	if (store_lease_renew(pd->app.store, node_held, pd) == 0) {
-		pd->lease_ok = sent;
-		acct_each(pd, lost_unless_renewed, pd);
-	} else if ((now = ev->clock()) - pd->lease_ok >= PUSHD_LEASE_FENCE_MS) {
-		/* The clock after the failed call: it may have waited for the
-		 * database's timeouts. */
-		log_warn("pushd: node %s: the leases were not renewed for %llu "
-		    "ms: this node's channels stop", pd->app.cfg.node_name,
-		    (unsigned long long)(now - pd->lease_ok));
-		acct_each(pd, lost, NULL);
-	}
+	node_renew(pd);
+	node_fence(pd);
 	if (ev->now - pd->followed_checked >=
 	    (uint64_t)pd->app.cfg.push_poll_interval * 1000)
 		pd->followed_checked = ev->now;
@@ -79,15 +164,44 @@ static void node_lease(struct ev *ev, struct ev_timer *t)
 	ev_timer_set(ev, t, PUSHD_LEASE_TICK_MS);
 }
 
+/* The heartbeat: one out at a time. Missed beats are harmless until
+ * STORE_NODE_GONE: logged, and the next one tries again (the store
+ * reconnects by itself). */
+struct beat_job {
+	struct dbq_job j;
+	long long now;
+};
+
+static void beat_work(struct dbq_job *j, struct store *st)
+{
+	j->rc = store_node_beat(st, container_of(j, struct beat_job, j)->now, 0);
+}
+
+static void beat_done(struct dbq_job *j)
+{
+	struct pushd *pd = j->pd;
+
+	pd->beat_out = 0;
+	if (j->rc == -1)
+		log_warn("pushd: node %s: the heartbeat was not written",
+		    pd->app.cfg.node_name);
+	free(container_of(j, struct beat_job, j));
+}
+
 static void node_beat(struct ev *ev, struct ev_timer *t)
 {
 	struct pushd *pd = pushd_of(ev);
+	struct beat_job *b;
 
-	/* Missed beats are harmless until STORE_NODE_GONE: logged, and the
-	 * next one tries again (the store reconnects by itself). */
-	if (store_node_beat(pd->app.store, (long long)time(NULL), 0) == -1)
-		log_warn("pushd: node %s: the heartbeat was not written",
-		    pd->app.cfg.node_name);
+	if (!pd->beat_out && (b = calloc(1, sizeof(*b))) != NULL) {
+		b->now = (long long)time(NULL);
+		b->j.work = beat_work;
+		b->j.done = beat_done;
+		if (dbq_push(pd, &b->j) == -1)
+			free(b);
+		else
+			pd->beat_out = 1;
+	}
 	ev_timer_set(ev, t, STORE_NODE_BEAT * 1000);
 }
 

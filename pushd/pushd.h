@@ -6,7 +6,8 @@
  * Lifetime and re-entrancy: the rules every pushd file keeps.
  *
  * 1. One thread, one loop (ev.h). No call blocks; a callback that needs
- *    to wait arms a timer or starts a transfer and returns.
+ *    to wait arms a timer or starts a transfer and returns. Database work
+ *    goes to dbq.h's thread, which touches nothing of the loop's.
  * 2. What a callback ends is unlinked at once and freed after the batch
  *    of events in hand (ev_defer): a connection, a tab, an account, a
  *    channel's state (chan.h), a libcurl socket watcher. Deferred frees
@@ -71,6 +72,7 @@ struct preq;
 struct wp_watch;
 struct wp_push;
 struct store_listen;
+struct dbq;
 
 struct pushd {
 	struct app app;
@@ -101,6 +103,12 @@ struct pushd {
 	uint64_t lease_ok;             /* when the last one went through
 	                                  (ev_clock ms, as it was sent) */
 	uint64_t followed_checked;     /* followers' sessions last checked */
+	uint8_t fenced;                /* the channels stopped for it */
+	/* The database work off the loop (dbq.h), and what of it is out:
+	 * one renewal, one heartbeat, one flush at a time. */
+	struct dbq *dbq;
+	unsigned dbq_out;
+	uint8_t renew_out, beat_out, flush_out;
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "dbq.h"
 #include "log.h"
 #include "pushd.h"
 #include "sess.h"
@@ -120,6 +121,47 @@ static void push_wait(struct pushd *pd, struct wp_watch *w, long retry_after)
 	w->backoff_until = pd->ev.now + (uint64_t)s * 1000;
 }
 
+/* The subscription goes, off the loop; a device that subscribed anew
+ * meanwhile keeps its row and its watch. */
+struct gone_job {
+	struct dbq_job j;
+	char sess_id[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
+	char endpoint[];
+};
+
+static void gone_work(struct dbq_job *j, struct store *st)
+{
+	struct gone_job *g = container_of(j, struct gone_job, j);
+
+	j->rc = store_webpush_delete(st, g->sess_id, g->endpoint);
+}
+
+static void gone_done(struct dbq_job *j)
+{
+	struct gone_job *g = container_of(j, struct gone_job, j);
+
+	if (j->rc > 0 && !j->pd->stopping)
+		wp_watch_end(j->pd, g->account, g->sess_id);
+	free(g);
+}
+
+static void push_gone(struct pushd *pd, const struct wp_push *p)
+{
+	size_t n = strlen(p->endpoint) + 1;
+	struct gone_job *g = calloc(1, sizeof(*g) + n);
+
+	if (g == NULL)
+		return;
+	memcpy(g->sess_id, p->sess_id, sizeof(g->sess_id));
+	memcpy(g->account, p->account, sizeof(g->account));
+	memcpy(g->endpoint, p->endpoint, n);
+	g->j.work = gone_work;
+	g->j.done = gone_done;
+	if (dbq_push(pd, &g->j) == -1)
+		free(g);
+}
+
 static void push_done(struct mc_job *job, CURLcode rc, long status)
 {
 	struct wp_push *p = container_of(job, struct wp_push, job);
@@ -135,9 +177,7 @@ static void push_done(struct mc_job *job, CURLcode rc, long status)
 		/* RFC 8030 section 7.3: the subscription is gone for good. */
 		log_info("webpush: the push service says a subscription is gone "
 		    "(HTTP %ld): deleted", status);
-		/* A device that subscribed anew meanwhile keeps its watch. */
-		if (store_webpush_delete(pd->app.store, p->sess_id, p->endpoint) > 0)
-			wp_watch_end(pd, p->account, p->sess_id);
+		push_gone(pd, p);
 	} else {
 		log_info("webpush: a push failed (%s, HTTP %ld)", rc == CURLE_OK ?
 		    "answered" : curl_easy_strerror(rc), status);
@@ -261,15 +301,10 @@ static void push_one(struct pushd *pd, struct wp_watch *w,
 	w->in_flight = 1;
 }
 
-struct send_ctx {
-	struct acct *a;
-	const char *payload;
-};
-
 /* The payload waits for the subscription's push out, or for a free slot:
  * a newer one takes the place of an older (it says more). */
 static void push_queue(struct pushd *pd, struct wp_watch *w,
-    const char *payload)
+    const char *payload, struct wp_row *row)
 {
 	char *q = strdup(payload);
 
@@ -279,76 +314,142 @@ static void push_queue(struct pushd *pd, struct wp_watch *w,
 		free(w->queued);
 	else
 		pd->wp_queued++;
+	wp_row_free(w->queued_row);
 	w->queued = q;
+	w->queued_row = row;
 }
 
-static int send_row(void *ctx, const struct store_webpush_row *row)
+/* To one subscription, as read; row is this call's to keep or free. */
+static void send_row(struct acct *a, struct wp_row *row, const char *payload)
 {
-	struct send_ctx *x = ctx;
-	struct pushd *pd = x->a->pd;
-	struct wp_watch *w = wp_watch_find(pd, x->a->key, row->session);
+	struct pushd *pd = a->pd;
+	struct wp_watch *w = wp_watch_find(pd, a->key, row->session);
+	struct store_webpush_row view;
 
 	/* A browser with a tab in view shows the mail there itself; a
 	 * throttled or failing push service is left alone until its wait
 	 * ends. */
 	if (w == NULL || pd->ev.now < w->backoff_until ||
-	    acct_sess_visible(x->a, row->session) ||
-	    strlen(row->session) != SESS_ID_LEN)
-		return 0;
+	    acct_sess_visible(a, row->session)) {
+		wp_row_free(row);
+		return;
+	}
 	if (w->in_flight || pd->wp_out >= WP_OUT_MAX) {
-		push_queue(pd, w, x->payload);
-		return 0;
+		push_queue(pd, w, payload, row);
+		return;
 	}
 	if (w->queued) {
 		/* This one says more than what waited. */
 		free(w->queued);
+		wp_row_free(w->queued_row);
 		w->queued = NULL;
+		w->queued_row = NULL;
 		pd->wp_queued--;
 	}
-	push_one(pd, w, row, x->payload);
-	return 0;
-}
-
-/* One waiting payload goes, to its subscription as stored now. */
-static int drain_row(void *ctx, const struct store_webpush_row *row)
-{
-	struct wp_watch *w = ctx;
-	struct pushd *pd = w->at.acct->pd;
-	char *payload = w->queued;
-
-	w->queued = NULL;
-	pd->wp_queued--;
-	if (!acct_sess_visible(w->at.acct, row->session))
-		push_one(pd, w, row, payload);
-	free(payload);
-	return 0;
+	wp_row_view(row, &view);
+	push_one(pd, w, &view, payload);
+	wp_row_free(row);
 }
 
 /* A slot is free: the payloads that wait for one (or for their
- * subscription's last push) go, as many as fit. */
+ * subscription's last push) go, as many as fit, each to the row it was
+ * read with. */
 static void wp_drain(struct pushd *pd)
 {
 	struct wp_watch *w, *next;
+	struct store_webpush_row view;
 
 	for (w = pd->watches; w && pd->wp_queued && !pd->stopping &&
 	    pd->wp_out < WP_OUT_MAX; w = next) {
 		next = w->next;
 		if (!w->queued || w->in_flight || pd->ev.now < w->backoff_until)
 			continue;
-		if (store_webpush_get(pd->app.store, w->at.sess_id, drain_row,
-		    w) != 0 && w->queued) {
-			/* No row any more (deleted meanwhile): nothing to send. */
-			free(w->queued);
-			w->queued = NULL;
-			pd->wp_queued--;
+		if (w->queued_row && !acct_sess_visible(w->at.acct,
+		    w->queued_row->session)) {
+			wp_row_view(w->queued_row, &view);
+			push_one(pd, w, &view, w->queued);
 		}
+		free(w->queued);
+		wp_row_free(w->queued_row);
+		w->queued = NULL;
+		w->queued_row = NULL;
+		pd->wp_queued--;
 	}
+}
+
+/* The account's subscriptions, read off the loop (dbq.h), then sent to. */
+struct send_job {
+	struct dbq_job j;
+	char account[APP_KEY_HEX + 1];
+	char *payload;
+	struct wp_row **rows;
+	size_t n, cap;
+};
+
+static int copy_row(void *ctx, const struct store_webpush_row *row)
+{
+	struct send_job *x = ctx;
+	struct wp_row *r;
+	void *more;
+
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 8;
+		if ((more = realloc(x->rows, x->cap * sizeof(*x->rows))) == NULL)
+			return -1;
+		x->rows = more;
+	}
+	if ((r = malloc(sizeof(*r))) == NULL)
+		return -1;
+	if (wp_row_copy(r, row) == -1) {
+		wp_row_free(r);
+		return 0;           /* not one a push can go to: passed by */
+	}
+	x->rows[x->n++] = r;
+	return 0;
+}
+
+static void send_work(struct dbq_job *j, struct store *st)
+{
+	struct send_job *x = container_of(j, struct send_job, j);
+
+	j->rc = store_webpush_list(st, x->account, copy_row, x);
+}
+
+static void send_done(struct dbq_job *j)
+{
+	struct send_job *x = container_of(j, struct send_job, j);
+	struct pushd *pd = j->pd;
+	struct acct *a = acct_lookup(pd, x->account);
+	size_t i;
+
+	if (j->rc != 0)
+		log_warn("webpush: the account's subscriptions were not read "
+		    "whole");
+	for (i = 0; i < x->n; i++) {
+		if (a && !a->dead && !pd->stopping)
+			send_row(a, x->rows[i], x->payload);
+		else
+			wp_row_free(x->rows[i]);
+	}
+	free(x->rows);
+	free(x->payload);
+	free(x);
 }
 
 void wp_send_account(struct acct *a, const char *payload)
 {
-	struct send_ctx x = { a, payload };
+	struct send_job *x;
 
-	if (a->pd->wp_key)
-		store_webpush_list(a->pd->app.store, a->key, send_row, &x);
+	if (!a->pd->wp_key || (x = calloc(1, sizeof(*x))) == NULL)
+		return;
+	memcpy(x->account, a->key, sizeof(x->account));
+	x->j.work = send_work;
+	x->j.done = send_done;
+	if ((x->payload = strdup(payload)) == NULL ||
+	    dbq_push(a->pd, &x->j) == -1) {
+		log_warn("webpush: a push was dropped (no memory, or the "
+		    "database is behind)");
+		free(x->payload);
+		free(x);
+	}
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dbq.h"
 #include "log.h"
 #include "pushd.h"
 #include "seal.h"
@@ -80,12 +81,96 @@ static int watch_send(struct acct_tab *t, const char *frame, size_t n)
 	return 0;
 }
 
+int wp_row_copy(struct wp_row *r, const struct store_webpush_row *row)
+{
+	memset(r, 0, sizeof(*r));
+	if (strlen(row->session) != SESS_ID_LEN ||
+	    strlen(row->account) != APP_KEY_HEX ||
+	    row->p256dh_len > sizeof(r->p256dh) ||
+	    row->auth_len > sizeof(r->auth) ||
+	    (r->endpoint = strdup(row->endpoint)) == NULL)
+		return -1;
+	memcpy(r->session, row->session, sizeof(r->session));
+	memcpy(r->account, row->account, sizeof(r->account));
+	memcpy(r->p256dh, row->p256dh, row->p256dh_len);
+	memcpy(r->auth, row->auth, row->auth_len);
+	r->p256dh_len = row->p256dh_len;
+	r->auth_len = row->auth_len;
+	return 0;
+}
+
+void wp_row_view(const struct wp_row *r, struct store_webpush_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	row->session = r->session;
+	row->account = r->account;
+	row->endpoint = r->endpoint;
+	row->p256dh = r->p256dh;
+	row->p256dh_len = r->p256dh_len;
+	row->auth = r->auth;
+	row->auth_len = r->auth_len;
+}
+
+void wp_row_free(struct wp_row *r)
+{
+	if (r) {
+		free(r->endpoint);
+		free(r);
+	}
+}
+
 static void watch_free(void *p)
 {
 	struct wp_watch *w = p;
 
 	free(w->queued);
+	wp_row_free(w->queued_row);
 	free(w);
+}
+
+/* A watch's session that expired but is still there takes its
+ * subscription with it (one that is gone took it already), off the
+ * loop. */
+struct expired_job {
+	struct dbq_job j;
+	const struct app *app;       /* its configuration, read only */
+	char sess_id[SESS_ID_LEN + 1];
+	time_t now;
+};
+
+static void expired_work(struct dbq_job *j, struct store *st)
+{
+	struct expired_job *e = container_of(j, struct expired_job, j);
+	struct store_sess_row r;
+	int rc = store_sess_times(st, e->sess_id, &r);
+
+	j->rc = 0;
+	if (rc == 1 && !sess_row_alive(e->app, &r, e->now) &&
+	    store_webpush_delete(st, e->sess_id, NULL) == -1)
+		j->rc = -1;
+}
+
+static void expired_done(struct dbq_job *j)
+{
+	if (j->rc == -1)
+		log_warn("webpush: an expired session's subscription was not "
+		    "deleted");
+	free(container_of(j, struct expired_job, j));
+}
+
+static void watch_expired(struct pushd *pd, const char *sess_id)
+{
+	struct expired_job *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return;
+	e->app = &pd->app;
+	memcpy(e->sess_id, sess_id, sizeof(e->sess_id));
+	e->now = time(NULL);
+	e->j.work = expired_work;
+	e->j.done = expired_done;
+	if (dbq_push(pd, &e->j) == -1)
+		free(e);
 }
 
 static void watch_unlink(struct pushd *pd, struct wp_watch *w)
@@ -106,7 +191,6 @@ static void watch_end(struct acct_tab *t)
 {
 	struct wp_watch *w = container_of(t, struct wp_watch, at);
 	struct pushd *pd = t->acct->pd;
-	long long verified;
 
 	if (t->dead)
 		return;
@@ -114,9 +198,8 @@ static void watch_end(struct acct_tab *t)
 	watch_unlink(pd, w);
 	if (w->queued)
 		pd->wp_queued--;
-	if (!pd->stopping && sess_state(&pd->app, t->sess_id, time(NULL),
-	    &verified) == 0)
-		store_webpush_delete(pd->app.store, t->sess_id, NULL);
+	if (!pd->stopping)
+		watch_expired(pd, t->sess_id);
 	acct_detach(t);
 	ev_defer(&pd->ev, watch_free, w);
 }

@@ -12,10 +12,29 @@
 
 #include "acct.h"
 #include "buf.h"
+#include "sess.h"
+#include "webpush.h"
 
 struct pushd;
 struct sess;
 struct store_webpush_row;
+
+/* A subscription's row as read, kept past the read (the database's
+ * work is off the loop, dbq.h): what one push needs. */
+struct wp_row {
+	char session[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
+	char *endpoint;
+	unsigned char p256dh[WEBPUSH_P256DH_LEN], auth[WEBPUSH_AUTH_LEN];
+	size_t p256dh_len, auth_len;
+};
+
+/* Copies row into r: 0, or -1 (no memory, or keys of sizes no valid
+ * subscription has). */
+int wp_row_copy(struct wp_row *r, const struct store_webpush_row *row);
+/* The copy as a row again (its pointers into r). */
+void wp_row_view(const struct wp_row *r, struct store_webpush_row *row);
+void wp_row_free(struct wp_row *r);
 
 struct wp_watch {
 	struct acct_tab at;
@@ -25,6 +44,7 @@ struct wp_watch {
 	uint8_t in_flight;               /* a push of it is out */
 	char *queued;                    /* the next payload, waiting for
 	                                    that push or for a free slot */
+	struct wp_row *queued_row;       /* and the row it goes to */
 };
 
 /* What a watch of session s needs, sealed for its row into out (jmap_id:

@@ -350,6 +350,13 @@ int sess_fresh(const struct app *a, long long verified, time_t now)
 	return (long long)now - verified < a->cfg.session_recheck;
 }
 
+int sess_row_alive(const struct app *a, const struct store_sess_row *r,
+    time_t now)
+{
+	return now < sess_ends(a, (time_t)r->seen, (time_t)r->expires,
+	    r->remember);
+}
+
 int sess_state(struct app *a, const char *id, time_t now, long long *verified)
 {
 	struct store_sess_row r;
@@ -358,7 +365,7 @@ int sess_state(struct app *a, const char *id, time_t now, long long *verified)
 	if (rc != 1)
 		return rc;
 	*verified = r.verified;
-	return now < sess_ends(a, (time_t)r.seen, (time_t)r.expires, r.remember);
+	return sess_row_alive(a, &r, now);
 }
 
 /* What lookup_row's walk over the row needs. */

@@ -78,6 +78,10 @@ int sess_fresh(const struct app *a, long long verified, time_t now);
  * exists and has not expired, with *verified set; 0 when it is gone or
  * expired; -1 when the database failed. */
 int sess_state(struct app *a, const char *id, time_t now, long long *verified);
+/* The same for a row already read (store_sess_times): 1 or 0. */
+struct store_sess_row;
+int sess_row_alive(const struct app *a, const struct store_sess_row *r,
+    time_t now);
 /* The session document, opened into out. 0 or -1. */
 int sess_doc(struct app *a, const struct sess *s, struct buf *out);
 int sess_destroy(struct app *a, const char *id);

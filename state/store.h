@@ -101,7 +101,10 @@ int store_lease_release(struct store *st, const char *account);
  * key>" (all of the account's, or all but one) or "*" (any). */
 #define STORE_CHAN_SESSIONS "postern_sessions"
 /* Channel "postern_changes": an account's new states, from the node that
- * holds its lease, {"a": account key, "s": {type: state}} (JSON). */
+ * holds its lease, {"a": account key, "s": {type: state}} (JSON); or a
+ * push callback that reached a node without the lease, for the holder:
+ * {"a": account key, "h": token hash, "v": {"id", "code"} or "c": the
+ * StateChange's "changed"}. */
 #define STORE_CHAN_CHANGES "postern_changes"
 /* Tells channel's listeners payload (at commit, inside a transaction):
  * 0, or -1 (the statement layer logs why). 0 at once on SQLite. */
@@ -233,7 +236,8 @@ struct store_push_row {
 	const char *states;           /* JSON, or NULL */
 	long tabs;
 	long long updated;
-	/* a verified subscription's id, token hash and expiry, or NULL */
+	/* a verified subscription's id and expiry, or NULL; its token hash,
+	 * also while it awaits its verification, or NULL */
 	const char *sub_id, *token_hash;
 	long long expires;
 };
@@ -256,8 +260,12 @@ int store_push_startup(struct store *st, long long now);
  * 1, 0 when there is none, -1 on error. */
 int store_push_held(struct store *st, const char *account, char **sub_id,
     char *hash, size_t hash_len, long long *expires);
-/* Whether a subscription holds this token hash: 1, 0 or -1. */
+/* Whether a subscription (verified, or awaiting its verification) holds
+ * this token hash: 1, 0 or -1. */
 int store_push_token_known(struct store *st, const char *hash);
+/* The same, with the account's key into account (size n) when 1. */
+int store_push_token_account(struct store *st, const char *hash,
+    char *account, size_t n);
 /* Accounts by mode: for each mode that has any, fn(ctx, mode name,
  * accounts, accounts with tabs, tabs). 0 or -1. */
 typedef void store_push_mode_fn(void *ctx, const char *mode,

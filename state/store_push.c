@@ -50,9 +50,10 @@ static const char sql_held[] =
     "SELECT sub_id, token_hash, expires FROM push_accounts WHERE account = ?1"
     " AND mode = 'subscription' AND sub_id IS NOT NULL"
     " AND token_hash IS NOT NULL";
+/* A subscription awaiting its verification has its token hash in the
+ * row too (no sub_id yet): the verification may reach another node. */
 static const char sql_token[] =
-    "SELECT count(*) FROM push_accounts WHERE token_hash = ?1"
-    " AND mode = 'subscription'";
+    "SELECT account FROM push_accounts WHERE token_hash = ?1";
 /* Counts by CASE, not by summing a comparison (PostgreSQL has no sum of
  * booleans), and cast: PostgreSQL's sum of BIGINT is NUMERIC. */
 #define COUNT_IF(cond) "coalesce(sum(CASE WHEN " cond " THEN 1 ELSE 0 END), 0)"
@@ -79,8 +80,9 @@ int store_push_put(struct store *st, const struct store_push_row *r)
 	    db_text(st, s, 9, store_node(st)) == -1 ||
 	    db_int(st, s, 10, store_shared(st)) == -1)
 		return -1;
-	if (r->sub_id && r->token_hash && (db_text(st, s, 6, r->sub_id) == -1 ||
-	    db_text(st, s, 7, r->token_hash) == -1 ||
+	if (r->token_hash && db_text(st, s, 7, r->token_hash) == -1)
+		return -1;
+	if (r->sub_id && (db_text(st, s, 6, r->sub_id) == -1 ||
 	    db_int(st, s, 8, r->expires) == -1))
 		return -1;
 	return db_exec(st, s);
@@ -157,14 +159,30 @@ int store_push_held(struct store *st, const char *account, char **sub_id,
 	return rc;
 }
 
-int store_push_token_known(struct store *st, const char *hash)
+int store_push_token_account(struct store *st, const char *hash,
+    char *account, size_t n)
 {
 	struct db_stmt *s = db_stmt(st, sql_token);
-	long long n;
+	const char *v;
+	int rc;
 
-	if (s == NULL || db_text(st, s, 1, hash) == -1 || (n = db_one(st, s)) < 0)
+	if (s == NULL || db_text(st, s, 1, hash) == -1)
 		return -1;
-	return n > 0;
+	rc = db_step(st, s);
+	if (rc == DB_ROW && (v = db_col_text(st, s, 0)) != NULL &&
+	    strlen(v) < n)
+		memcpy(account, v, strlen(v) + 1);
+	else if (rc == DB_ROW)
+		rc = DB_ERROR;
+	db_reset(st, s);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+int store_push_token_known(struct store *st, const char *hash)
+{
+	char account[256];
+
+	return store_push_token_account(st, hash, account, sizeof(account));
 }
 
 int store_push_modes(struct store *st, store_push_mode_fn *fn, void *ctx)

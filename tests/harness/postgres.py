@@ -151,6 +151,32 @@ class Postgres:
         self._run("pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", str(TIMEOUT),
                   "stop", check=False)
 
+    def pids(self):
+        """The server's processes: the postmaster and its children."""
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            root = int(f.readline())
+        out = [root]
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == root:
+                out.append(int(d))
+        return out
+
+    def freeze(self, stop=True):
+        """Every process of the server stopped (SIGSTOP), or woken: a
+        database that takes no statement and refuses none."""
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGSTOP if stop else signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
     def psql(self, sql):
         """One statement's output (unaligned, tuples only)."""
         return self._run("psql", "-X", "-A", "-t", "-d", self.dbname, "-c",

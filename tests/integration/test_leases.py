@@ -16,6 +16,9 @@ every 2 s.
   to the survivor and resyncs; mail sent after the kill reaches it.
 - SIGSTOP of the holder: the other node takes over and there is never a
   second node polling; after SIGCONT the frozen one does not poll again.
+- PostgreSQL frozen (SIGSTOP) for 3 s: the holder's tab still gets new
+  mail (pushd's database work is off its loop), the follower's once it
+  is back.
 - PostgreSQL restarted: still one node polling.
 
 Figures as TAP comments: the takeover times. Skips when PostgreSQL is
@@ -232,6 +235,35 @@ def frozen(t, nodes, tabs, holder):
     t.ok(not bad, "never two nodes polling, frozen or woken", bad[:5])
 
 
+def db_frozen(t, nodes, tabs):
+    """pushd never waits for the database on its loop: with PostgreSQL
+    frozen (every process SIGSTOPped, as a server that stopped answering),
+    the holder's own tab still gets new mail at its next poll; the
+    follower's gets it once the database is back (NOTIFY)."""
+    got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
+    t.ok(got is not None, "a node polls for alice", got)
+    holder = got[1] if got else "node-a"
+    follower = "node-b" if holder == "node-a" else "node-a"
+    # Less than PUSHD_LEASE_FENCE_MS (6 s) minus a renewal's 3 s: the
+    # holder keeps its channel; a poll (every 2 s) falls within.
+    hold = 3.0
+    frozen_at = time.monotonic()
+    nodes.pg.freeze()
+    try:
+        nodes.a.cyrus.deliver(ALICE, message("database frozen"))
+        ev = tabs.on[holder].wait(is_state, hold - (time.monotonic() - frozen_at))
+        at = time.monotonic() - frozen_at
+    finally:
+        nodes.pg.freeze(False)
+    t.ok(ev is not None and at < hold,
+         f"PostgreSQL frozen: the holder's ({holder}) tab gets new mail within {hold:.0f} s, "
+         "before the database is back", f"{ev} after {at:.2f} s")
+    print(f"# new mail with the database frozen: {at:.2f} s", flush=True)
+    ev = tabs.on[follower].wait(is_state, POLL + MARGIN)
+    t.ok(ev is not None and ALICE in changed(ev),
+         f"and the follower's ({follower}) once it is back", tabs.on[follower].events[-3:])
+
+
 def pg_restart(t, nodes):
     since = time.monotonic()
     nodes.pg.stop_server()
@@ -260,6 +292,7 @@ def main():
             wait_until(lambda: polls(nodes.proxy, ALICE, since), 10, "a first poll")
             time.sleep(POLL + 1)
             both_get_mail(t, nodes, tabs, "two nodes")
+            db_frozen(t, nodes, tabs)
             one_channel(t, nodes, tabs, since)
             holder = killed(t, nodes, tabs)
             frozen(t, nodes, tabs, holder)

@@ -142,6 +142,7 @@ static void stored_token_found_by_hash(void **state)
 
 	memset(&pd, 0, sizeof(pd));
 	pd.app = t->app;
+	assert_int_equal(ev_init(&pd.ev), 0);
 	sub_token_hash(TOKEN, hash);
 	insert_sub(t, "token_hash", hash);
 	assert_int_equal(callback_token_known(&pd, TOKEN), 1);
@@ -152,6 +153,7 @@ static void stored_token_found_by_hash(void **state)
 	assert_int_equal(callback_handle(&pd, OTHER, "application/json",
 	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
 	assert_false(db_holds(t, TOKEN));
+	ev_free(&pd.ev);          /* on PostgreSQL: the callback passed on */
 }
 
 /* An account in memory holds the hash only, and a callback with its

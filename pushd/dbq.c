@@ -1,0 +1,197 @@
+#include "dbq.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pushd.h"
+#include "store.h"
+
+struct dbq {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct dbq_job *todo, **todo_tail;   /* for the thread */
+	struct dbq_job *done, **done_tail;   /* back to the loop */
+	int stop;
+	int efd;                             /* the thread wakes the loop */
+	struct store *st;                    /* the thread's own */
+	struct ev_io io;
+};
+
+static void *dbq_thread(void *p)
+{
+	struct dbq *q = p;
+	struct dbq_job *j;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->todo == NULL && !q->stop)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if ((j = q->todo) == NULL)
+			break;          /* stopping, and nothing left to run */
+		if ((q->todo = j->next) == NULL)
+			q->todo_tail = &q->todo;
+		pthread_mutex_unlock(&q->mu);
+		j->next = NULL;
+		j->work(j, q->st);
+		pthread_mutex_lock(&q->mu);
+		*q->done_tail = j;
+		q->done_tail = &j->next;
+		/* A full counter (never, at 2^64) only means the loop is
+		 * already woken. */
+		if (write(q->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+			log_warn("pushd: the database thread cannot wake the loop");
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* The dones in hand, in the order the work ran. */
+static void dbq_finish(struct pushd *pd)
+{
+	struct dbq *q = pd->dbq;
+	struct dbq_job *j, *next;
+
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		j = q->done;
+		q->done = NULL;
+		q->done_tail = &q->done;
+		pthread_mutex_unlock(&q->mu);
+		if (j == NULL)
+			return;
+		for (; j; j = next) {
+			next = j->next;
+			pd->dbq_out--;
+			j->done(j);
+		}
+	}
+}
+
+static void dbq_ready(struct ev *ev, struct ev_io *io, uint32_t revents)
+{
+	struct pushd *pd = pushd_of(ev);
+	uint64_t n;
+
+	(void)io;
+	(void)revents;
+	if (read(pd->dbq->efd, &n, sizeof(n)) == -1 && errno != EAGAIN)
+		log_warn("pushd: the database thread's wake-up was not read");
+	dbq_finish(pd);
+}
+
+static void dbq_free(struct dbq *q)
+{
+	if (q->efd != -1)
+		close(q->efd);
+	store_close(q->st);
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->mu);
+	free(q);
+}
+
+int dbq_start(struct pushd *pd)
+{
+	struct dbq *q = calloc(1, sizeof(*q));
+	char err[256];
+
+	if (q == NULL)
+		return -1;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	q->todo_tail = &q->todo;
+	q->done_tail = &q->done;
+	q->io.fd = -1;
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->efd == -1 ||
+	    store_open(&q->st, pd->app.cfg.state_db, err, sizeof(err)) == -1) {
+		log_err("pushd: the database thread has no connection (%s)",
+		    q->efd == -1 ? "no eventfd" : err);
+		dbq_free(q);
+		return -1;
+	}
+	store_set_node(q->st, pd->app.cfg.node_name);
+	if (ev_io_add(&pd->ev, &q->io, q->efd, EPOLLIN, dbq_ready) == -1 ||
+	    pthread_create(&q->thread, NULL, dbq_thread, q) != 0) {
+		log_err("pushd: the database thread does not start");
+		if (q->io.fd != -1)
+			ev_io_del(&pd->ev, &q->io);
+		dbq_free(q);
+		return -1;
+	}
+	pd->dbq = q;
+	return 0;
+}
+
+/* Without the thread: done after the batch in hand. */
+static void dbq_later(void *p)
+{
+	struct dbq_job *j = p;
+
+	j->pd->dbq_out--;
+	j->done(j);
+}
+
+int dbq_push(struct pushd *pd, struct dbq_job *j)
+{
+	struct dbq *q = pd->dbq;
+
+	if (pd->dbq_out >= DBQ_MAX)
+		return -1;
+	j->pd = pd;
+	j->next = NULL;
+	pd->dbq_out++;
+	if (q == NULL) {
+		if (pd->app.store)
+			j->work(j, pd->app.store);
+		else
+			j->rc = -1;
+		ev_defer(&pd->ev, dbq_later, j);
+		return 0;
+	}
+	pthread_mutex_lock(&q->mu);
+	if (q->stop) {
+		/* At shutdown, from a done (the thread has ended): the work
+		 * runs here, its done with the rest (dbq_finish). */
+		pthread_mutex_unlock(&q->mu);
+		j->work(j, q->st);
+		pthread_mutex_lock(&q->mu);
+		*q->done_tail = j;
+		q->done_tail = &j->next;
+	} else {
+		*q->todo_tail = j;
+		q->todo_tail = &j->next;
+		pthread_cond_signal(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+unsigned dbq_pending(const struct pushd *pd)
+{
+	return pd->dbq_out;
+}
+
+void dbq_stop(struct pushd *pd)
+{
+	struct dbq *q = pd->dbq;
+
+	if (q == NULL)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->stop = 1;
+	pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->thread, NULL);
+	dbq_finish(pd);
+	ev_io_del(&pd->ev, &q->io);
+	dbq_free(q);
+	pd->dbq = NULL;
+}
