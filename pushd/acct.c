@@ -110,10 +110,14 @@ void acct_begin(struct acct *a)
  * (bus.c brings the changes, node.c tries the lease again). */
 static void acct_start(struct acct *a)
 {
-	/* A subscription kept the account with no tab: its lease is held. */
-	if (!a->follower && a->mode != ACCT_NMODES && acct_leased(a)) {
-		acct_begin(a);
-		return;
+	/* A subscription kept the account with no tab: its lease is held,
+	 * unless the fence stopped counting on it (its channels stop). */
+	if (!a->follower && a->mode != ACCT_NMODES) {
+		if (acct_leased(a)) {
+			acct_begin(a);
+			return;
+		}
+		acct_lease_lost(a);
 	}
 	a->follower = 1;
 	if (acct_lease(a))
@@ -182,7 +186,7 @@ void acct_end(struct acct *a)
 	 * outlives it and keeps its row, whose lease goes (another node with
 	 * tabs of the account takes it). A follower has no row. */
 	if (!a->follower)
-		acct_release(pd, a->key, 1);
+		acct_release(pd, a->key, ACCT_ROW_CHANNEL);
 	ev_defer(&pd->ev, acct_free, a);
 }
 

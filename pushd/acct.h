@@ -187,8 +187,10 @@ void acct_lease_lost(struct acct *a);
 /* A follower with tabs tries the lease again: when it takes it, its
  * channels start, from the row's last states. */
 void acct_lease_retry(struct acct *a);
-/* The account's lease is given up, and with row its poll's or relay's
- * row deleted (off the loop). */
+/* The account's lease is given up (off the loop), and with
+ * ACCT_ROW_CHANNEL its row when a poll's or a relay's (a subscription's
+ * outlives the process), with ACCT_ROW_ANY its row whatever the mode. */
+enum { ACCT_ROW_KEEP, ACCT_ROW_CHANNEL, ACCT_ROW_ANY };
 void acct_release(struct pushd *pd, const char *key, int row);
 
 /* -- between the account core (acct.c) and its state (acct_db.c) -------- */
@@ -218,6 +220,8 @@ void acct_set_mode(struct acct *a, enum acct_mode m, const char *why);
 void acct_fall_back(struct acct *a, enum acct_mode from, const char *why);
 /* The row in push_accounts is to be written (within a second). */
 void acct_dirty(struct acct *a);
+/* The same, at the next turn of the loop. */
+void acct_dirty_now(struct acct *a);
 /* Ends the account: its channels stop, its tabs are already gone. */
 void acct_end(struct acct *a);
 /* The mail server answered a call made with the account's credentials. */

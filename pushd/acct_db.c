@@ -63,13 +63,13 @@ static void take_done(struct dbq_job *j)
 	struct pushd *pd = j->pd;
 	struct acct *a = acct_lookup(pd, k->account);
 
+	if (a && a->dead)
+		a = NULL;
 	if (a && a->taking)
 		a->taking--;
-	/* Not while this node's channels are fenced (node.c): the lease is
-	 * given up by the next renewal, as a follower's, and taken again
-	 * once renewals go through. */
-	if (j->rc == 1 && !pd->stopping && a && a->follower && a->ntabs &&
-	    !pd->fenced) {
+	if (j->rc != 1 || (a && !a->follower)) {
+		/* Not taken; or held and used already (an earlier take). */
+	} else if (a && a->ntabs && !pd->stopping && !pd->fenced) {
 		if (k->states)
 			acct_baseline(a, k->states);
 		/* Taken after any renewal still out: that one counts it. */
@@ -77,8 +77,11 @@ static void take_done(struct dbq_job *j)
 		acct_begin(a);
 		if (k->retry)
 			log_info("pushd: an account's channel moves to this node");
-	} else if (j->rc == 1 && (a == NULL || !a->ntabs))
-		acct_release(pd, k->account, 0);
+	} else
+		/* Taken and not used: no tab left, or this node's channels
+		 * fenced (node.c; taken again once renewals go through).
+		 * Given up here, after the take, never before it. */
+		acct_release(pd, k->account, ACCT_ROW_KEEP);
 	free(k->states);
 	free(k);
 }
@@ -100,10 +103,11 @@ int acct_lease(struct acct *a)
 	a->tried = 1;
 	k->j.work = take_work;
 	k->j.done = take_done;
-	if (dbq_push(a->pd, &k->j) == -1)
+	a->taking++;            /* first: without the thread done may run now */
+	if (dbq_push(a->pd, &k->j) == -1) {
+		a->taking--;
 		free(k);
-	else
-		a->taking++;
+	}
 	return 0;
 }
 
@@ -301,12 +305,17 @@ static void acct_on_flush(struct ev *ev, struct ev_timer *t)
 		ev_timer_set(ev, t, FLUSH_MS);
 	f->j.work = flush_work;
 	f->j.done = flush_done;
-	if (dbq_push(pd, &f->j) == 0)
-		pd->flush_out = 1;
-	else {
+	pd->flush_out = 1;      /* first: without the thread done may run now */
+	if (dbq_push(pd, &f->j) == -1) {
 		f->j.rc = -1;
 		flush_done(&f->j);
 	}
+}
+
+void acct_dirty_now(struct acct *a)
+{
+	a->dirty = 1;
+	ev_timer_set(&a->pd->ev, &a->pd->flush_timer, 0);
 }
 
 void acct_dirty(struct acct *a)
@@ -338,8 +347,13 @@ static void release_work(struct dbq_job *j, struct store *st)
 	struct release_job *r = container_of(j, struct release_job, j);
 
 	j->rc = 0;
-	if (r->row && store_push_delete_channel(st, r->account) == -1)
+	if (r->row == ACCT_ROW_CHANNEL &&
+	    store_push_delete_channel(st, r->account) == -1)
 		j->rc = -1;
+	if (r->row == ACCT_ROW_ANY && store_push_delete(st, r->account) == -1)
+		j->rc = -1;
+	if (r->row == ACCT_ROW_ANY)
+		return;         /* the row, and with it the lease */
 	if (store_lease_release(st, r->account) == -1)
 		j->rc = -1;
 }
@@ -389,6 +403,7 @@ static void check_work(struct dbq_job *j, struct store *st)
 	struct check_job *c = container_of(j, struct check_job, j);
 	size_t i;
 
+	j->rc = 0;
 	for (i = 0; i < c->n; i++)
 		c->s[i].rc = store_sess_times(st, c->s[i].id, &c->s[i].row);
 }
@@ -408,7 +423,9 @@ static void check_done(struct dbq_job *j)
 
 	if (a)
 		a->checking = 0;
-	for (i = 0; a && !a->dead && !pd->stopping && i < c->n; i++) {
+	/* No store to ask (it never opened): nothing is known. */
+	for (i = 0; j->rc == 0 && a && !a->dead && !pd->stopping && i < c->n;
+	    i++) {
 		if (c->s[i].rc == -1)
 			continue;
 		alive = c->s[i].rc == 1 &&
@@ -463,10 +480,11 @@ static void acct_check_sessions(struct acct *a)
 	c->n = n;
 	c->j.work = check_work;
 	c->j.done = check_done;
-	if (dbq_push(a->pd, &c->j) == -1)
+	a->checking = 1;        /* first: without the thread done may run now */
+	if (dbq_push(a->pd, &c->j) == -1) {
+		a->checking = 0;
 		free(c);
-	else
-		a->checking = 1;
+	}
 }
 
 void acct_check_tabs(struct acct *a, int revoke)

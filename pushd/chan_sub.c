@@ -228,7 +228,7 @@ static void on_destroyed(struct chan_sub *s, json_object *args, int unmade)
 	 * row, for the next run; anything else, answered or with nothing to
 	 * destroy, removes the row. */
 	if (!(unmade && s->id))
-		store_push_delete(a->pd->app.store, a->key);
+		acct_release(a->pd, a->key, ACCT_ROW_ANY);
 	sub_clear(s, SUB_NONE);
 	acct_end(a);
 }
@@ -289,7 +289,9 @@ static void on_created(struct chan_sub *s, json_object *args, int unmade)
 	if (o && (id = js_str(o, "id")) != NULL && (s->id = strdup(id)) != NULL) {
 		s->expires = subjson_expires(o, s->expires);
 		s->state = SUB_PENDING;
-		acct_dirty(s->a);       /* its token's hash in the row */
+		/* Its token's hash in the row now: the verification may
+		 * reach another node (callback.c). */
+		acct_dirty_now(s->a);
 		sub_arm(s);
 		log_debug("pushd: push subscription %s created", id);
 	} else if (s->a->ntabs) {

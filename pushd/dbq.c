@@ -1,9 +1,11 @@
+#define _GNU_SOURCE 1
 #include "dbq.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -139,11 +141,11 @@ static void dbq_later(void *p)
 	j->done(j);
 }
 
-int dbq_push(struct pushd *pd, struct dbq_job *j)
+static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first)
 {
 	struct dbq *q = pd->dbq;
 
-	if (pd->dbq_out >= DBQ_MAX)
+	if (pd->dbq_out >= DBQ_MAX && !first)
 		return -1;
 	j->pd = pd;
 	j->next = NULL;
@@ -165,6 +167,11 @@ int dbq_push(struct pushd *pd, struct dbq_job *j)
 		pthread_mutex_lock(&q->mu);
 		*q->done_tail = j;
 		q->done_tail = &j->next;
+	} else if (first) {
+		if ((j->next = q->todo) == NULL)
+			q->todo_tail = &j->next;
+		q->todo = j;
+		pthread_cond_signal(&q->cv);
 	} else {
 		*q->todo_tail = j;
 		q->todo_tail = &j->next;
@@ -172,6 +179,16 @@ int dbq_push(struct pushd *pd, struct dbq_job *j)
 	}
 	pthread_mutex_unlock(&q->mu);
 	return 0;
+}
+
+int dbq_push(struct pushd *pd, struct dbq_job *j)
+{
+	return dbq_queue(pd, j, 0);
+}
+
+int dbq_push_first(struct pushd *pd, struct dbq_job *j)
+{
+	return dbq_queue(pd, j, 1);
 }
 
 unsigned dbq_pending(const struct pushd *pd)
@@ -185,11 +202,25 @@ void dbq_stop(struct pushd *pd)
 
 	if (q == NULL)
 		return;
+	struct timespec until;
+
 	pthread_mutex_lock(&q->mu);
 	q->stop = 1;
 	pthread_cond_signal(&q->cv);
 	pthread_mutex_unlock(&q->mu);
-	pthread_join(q->thread, NULL);
+	/* A database that stopped answering holds the thread in a statement
+	 * that never ends: pushd exits without it, its memory left to the
+	 * exit (the leases lapse, the rows are cleaned up at the next
+	 * start). */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += DBQ_STOP_S;
+	if (pthread_timedjoin_np(q->thread, NULL, &until) != 0) {
+		log_warn("pushd: the database did not answer within %d s at "
+		    "shutdown: what was left for it is not written", DBQ_STOP_S);
+		ev_io_del(&pd->ev, &q->io);
+		pd->dbq = NULL;
+		return;
+	}
 	dbq_finish(pd);
 	ev_io_del(&pd->ev, &q->io);
 	dbq_free(q);

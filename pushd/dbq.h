@@ -18,9 +18,12 @@ struct pushd;
 struct store;
 
 /* Jobs waiting or out at most: past it, dbq_push refuses (a database
- * that stopped answering; every producer also keeps one of its own out
- * at a time, so only the changes told to other nodes can pile up). */
+ * that stopped answering; the renewals, heartbeats, flushes, session
+ * checks and lease takes keep one each out at a time, and what else piles
+ * up — changes told to other nodes, Web Push's reads — stops here). */
 #define DBQ_MAX 4096
+/* Seconds pushd waits for the thread at shutdown. */
+#define DBQ_STOP_S 5
 
 struct dbq_job {
 	struct dbq_job *next;
@@ -39,6 +42,10 @@ int dbq_start(struct pushd *pd);
 /* Queues j (work and done set): 0, or -1 when DBQ_MAX jobs are out (j is
  * not queued; the caller frees it). */
 int dbq_push(struct pushd *pd, struct dbq_job *j);
+/* The same, ahead of every job waiting and past DBQ_MAX: a lease renewal
+ * or a heartbeat, which must not wait behind bulk work (a renewal that
+ * waits 6 s fences the node). */
+int dbq_push_first(struct pushd *pd, struct dbq_job *j);
 /* How many jobs are waiting or out. */
 unsigned dbq_pending(const struct pushd *pd);
 /* At shutdown, after the accounts ended: the thread runs what is queued

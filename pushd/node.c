@@ -28,7 +28,8 @@
 struct renew_job {
 	struct dbq_job j;
 	unsigned round;
-	uint64_t sent;             /* ev_clock ms when it was asked for */
+	uint64_t (*clock)(void);   /* the loop's (a thread-safe ev_clock) */
+	uint64_t sent;             /* its ms when the statement was sent */
 	char (*held)[APP_KEY_HEX + 1];
 	size_t n, cap;
 };
@@ -38,13 +39,18 @@ static void renew_held(void *ctx, const char *account)
 	struct renew_job *r = ctx;
 	void *p;
 
+	size_t cap;
+
+	if (r->j.rc == -1)
+		return;
 	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 64;
-		if ((p = realloc(r->held, r->cap * sizeof(*r->held))) == NULL) {
+		cap = r->cap ? 2 * r->cap : 64;
+		if ((p = realloc(r->held, cap * sizeof(*r->held))) == NULL) {
 			r->j.rc = -1;   /* a renewal not known whole counts as none */
 			return;
 		}
 		r->held = p;
+		r->cap = cap;
 	}
 	snprintf(r->held[r->n++], sizeof(*r->held), "%s", account);
 }
@@ -53,6 +59,9 @@ static void renew_work(struct dbq_job *j, struct store *st)
 {
 	struct renew_job *r = container_of(j, struct renew_job, j);
 
+	/* Taken here, just before the statement, not when it was asked
+	 * for: the time it waited behind other work does not count. */
+	r->sent = r->clock();
 	j->rc = 0;
 	if (store_lease_renew(st, renew_held, r) == -1)
 		j->rc = -1;
@@ -108,13 +117,19 @@ static void renew_done(struct dbq_job *j)
 	if (!pd->stopping && j->rc == 0) {
 		if (r->sent > pd->lease_ok)
 			pd->lease_ok = r->sent;
-		pd->fenced = 0;
+		/* A renewal sent long ago (a database frozen, then back)
+		 * does not lift the fence: the next one does. */
+		if (pd->ev.clock() - pd->lease_ok < PUSHD_LEASE_FENCE_MS)
+			pd->fenced = 0;
 		for (i = 0; i < r->n; i++) {
 			a = acct_lookup(pd, r->held[i]);
 			if (a && !a->dead && !a->follower)
 				a->lease_round = r->round;
-			else    /* a row left behind: another node may take it */
-				acct_release(pd, r->held[i], 0);
+			/* A row left behind: another node may take it. Not
+			 * while a take of it is out (it comes after this and
+			 * gives it up itself when it does not use it). */
+			else if (a == NULL || a->dead || !a->taking)
+				acct_release(pd, r->held[i], ACCT_ROW_KEEP);
 		}
 		acct_each(pd, lost_unless_renewed, &w);
 	} else if (!pd->stopping)
@@ -131,13 +146,15 @@ static void node_renew(struct pushd *pd)
 	if (pd->renew_out || (r = calloc(1, sizeof(*r))) == NULL)
 		return;
 	r->round = ++pd->lease_round;
-	r->sent = pd->ev.clock();
+	r->clock = pd->ev.clock;
 	r->j.work = renew_work;
 	r->j.done = renew_done;
-	if (dbq_push(pd, &r->j) == -1)
+	/* Set first: without the thread done may run inside the push. */
+	pd->renew_out = 1;
+	if (dbq_push_first(pd, &r->j) == -1) {
+		pd->renew_out = 0;
 		free(r);
-	else
-		pd->renew_out = 1;
+	}
 }
 
 static void follow(struct acct *a, void *ctx)
@@ -197,10 +214,11 @@ static void node_beat(struct ev *ev, struct ev_timer *t)
 		b->now = (long long)time(NULL);
 		b->j.work = beat_work;
 		b->j.done = beat_done;
-		if (dbq_push(pd, &b->j) == -1)
+		pd->beat_out = 1;
+		if (dbq_push_first(pd, &b->j) == -1) {
+			pd->beat_out = 0;
 			free(b);
-		else
-			pd->beat_out = 1;
+		}
 	}
 	ev_timer_set(ev, t, STORE_NODE_BEAT * 1000);
 }

@@ -308,8 +308,10 @@ static void push_queue(struct pushd *pd, struct wp_watch *w,
 {
 	char *q = strdup(payload);
 
-	if (q == NULL)
+	if (q == NULL) {
+		wp_row_free(row);
 		return;
+	}
 	if (w->queued)
 		free(w->queued);
 	else
