@@ -24,6 +24,7 @@
 #include "pushd.h"
 #include "store.h"
 #include "tab.h"
+#include "wpwatch.h"
 
 /* 1 s between attempts to connect; 10 s for one to come (libpq's own
  * connect_timeout does not apply to a connection made without waiting). */
@@ -111,6 +112,15 @@ static void bus_changes(struct pushd *pd, const char *payload)
 	struct acct *a = key ? acct_lookup(pd, key) : NULL;
 	unsigned i, got = 0;
 
+	/* A device's subscription stored or removed on another node. */
+	if (o && key && js_str(o, "w")) {
+		v = js_str(o, "n");
+		if (v == NULL || strcmp(v, pd->app.cfg.node_name))
+			wp_watch_told(pd, key, js_str(o, "w"),
+			    js_bool(o, "on", 0));
+		json_object_put(o);
+		return;
+	}
 	/* A push callback that reached another node: for the holder. */
 	if (o && js_str(o, "h")) {
 		if (a && !a->dead && !a->follower)

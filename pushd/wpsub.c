@@ -146,6 +146,7 @@ static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
 		wp_watch_end(pd, o.accounts[i], o.ids[i]);
 		if (store_webpush_delete(r->app->store, o.ids[i], endpoint) == -1)
 			return -1;
+		wp_watch_tell(pd, o.accounts[i], o.ids[i], 0);
 	}
 	return 0;
 }
@@ -168,8 +169,10 @@ static int sub_store(struct req *r, struct pushd *pd, const struct sub_in *in,
 	    wp_seal(pd, r->sess, jmap_id, &sealed) == 0) {
 		row.sealed = (const unsigned char *)sealed.data;
 		row.sealed_len = sealed.len;
-		if ((rc = store_webpush_put(r->app->store, &row)) == 0)
+		if ((rc = store_webpush_put(r->app->store, &row)) == 0) {
 			wp_watch_row(pd, &row);
+			wp_watch_tell(pd, row.account, row.session, 1);
+		}
 	}
 	buf_wipe_free(&sealed);
 	return rc;
@@ -205,6 +208,7 @@ static void sub_delete(struct req *r, struct pushd *pd)
 		serve_store_failed(r);
 		return;
 	}
+	wp_watch_tell(pd, r->sess->account, r->sess->id, 0);
 	req_status(r, 204);
 	req_end(r);
 }

@@ -4,6 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
+#include "bus.h"
 #include "dbq.h"
 #include "log.h"
 #include "pushd.h"
@@ -265,6 +268,96 @@ int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
 		log_warn("webpush: cannot follow a subscription's account");
 	buf_wipe_free(&plain);
 	return rc;
+}
+
+/* -- what the other nodes store ------------------------------------------- */
+
+/* Every node watches every stored subscription (start-up reads them all),
+ * so that whichever node holds the account's lease pushes. One stored or
+ * removed on another node is told (bus.c), and read here off the loop. */
+struct told_job {
+	struct dbq_job j;
+	char sess_id[SESS_ID_LEN + 1];
+	int found;
+	struct wp_row row;
+	unsigned char *sealed;
+	size_t sealed_len;
+	long long created;
+};
+
+static int told_row(void *ctx, const struct store_webpush_row *row)
+{
+	struct told_job *k = ctx;
+
+	if (row->sealed_len > SEALED_MAX || wp_row_copy(&k->row, row) == -1 ||
+	    (k->sealed = malloc(row->sealed_len + 1)) == NULL)
+		return -1;
+	memcpy(k->sealed, row->sealed, row->sealed_len);
+	k->sealed_len = row->sealed_len;
+	k->created = row->created;
+	k->found = 1;
+	return 0;
+}
+
+static void told_work(struct dbq_job *j, struct store *st)
+{
+	struct told_job *k = container_of(j, struct told_job, j);
+
+	j->rc = store_webpush_get(st, k->sess_id, told_row, k);
+}
+
+static void told_done(struct dbq_job *j)
+{
+	struct told_job *k = container_of(j, struct told_job, j);
+	struct store_webpush_row view;
+
+	if (j->rc == -1)
+		log_warn("webpush: a subscription stored on another node was "
+		    "not read");
+	else if (k->found && !j->pd->stopping && j->pd->wp_key) {
+		wp_row_view(&k->row, &view);
+		view.sealed = k->sealed;
+		view.sealed_len = k->sealed_len;
+		view.created = k->created;
+		wp_watch_row(j->pd, &view);
+	}
+	free(k->row.endpoint);
+	free(k->sealed);
+	free(k);
+}
+
+void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
+    int stored)
+{
+	struct told_job *k;
+
+	if (pd->wp_key == NULL || strlen(sess_id) != SESS_ID_LEN)
+		return;
+	if (!stored) {
+		wp_watch_end(pd, account, sess_id);
+		return;
+	}
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		return;
+	memcpy(k->sess_id, sess_id, sizeof(k->sess_id));
+	k->j.work = told_work;
+	k->j.done = told_done;
+	if (dbq_push(pd, &k->j) == -1)
+		free(k);
+}
+
+void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id,
+    int stored)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "a", json_object_new_string(account));
+	json_object_object_add(o, "w", json_object_new_string(sess_id));
+	json_object_object_add(o, "on", json_object_new_boolean(stored));
+	json_object_object_add(o, "n",
+	    json_object_new_string(pd->app.cfg.node_name));
+	bus_tell(pd, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
 }
 
 /* The sessions of the stored subscriptions, gathered first: a row that

@@ -7,8 +7,9 @@ apart by pushd's User-Agent ("postern-pushd (node NAME)"). Poll mode,
 every 2 s.
 
 - With alice's tabs on both nodes, the proxy sees her polled by one node
-  only (any 3 s: one node), sampled for the whole test, while B's pushd
-  starts and stops five times; about one poll per interval, not two.
+  only (any 3 s: one node), sampled every second for over a minute, while
+  B's pushd starts and stops five times; about one poll per interval, not
+  two.
 - Mail delivered over LMTP reaches her tabs on both nodes (the follower's
   through PostgreSQL's NOTIFY).
 - kill -9 of the holder's pushd: the other node polls for her within 20 s
@@ -19,6 +20,8 @@ every 2 s.
 - PostgreSQL frozen (SIGSTOP) for 3 s: the holder's tab still gets new
   mail (pushd's database work is off its loop), the follower's once it
   is back.
+- A device subscribing to Web Push on the node without the lease gets
+  its new mail pushed by the holder (told through PostgreSQL).
 - PostgreSQL restarted: still one node polling.
 
 Figures as TAP comments: the takeover times. Skips when PostgreSQL is
@@ -38,6 +41,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 import postgres  # noqa: E402
+import pushservice  # noqa: E402
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
 from stack import Stack, wait_until  # noqa: E402
@@ -92,9 +96,10 @@ def holder_since(proxy, login, since, timeout):
 
 
 class Nodes:
-    def __init__(self, pg, root):
+    def __init__(self, pg, root, ps=None):
         self.root = root
         self.pg = pg
+        self.ps = ps            # a push service on loopback, for Web Push
         self.cyrus_stack = None
         self.a = self.b = None
         self.proxy = None
@@ -102,6 +107,9 @@ class Nodes:
     def start(self):
         common = {"state_db": self.pg.uri, "push_poll_interval": f"{POLL}s",
                   "push_poll_visible": f"{POLL}s"}
+        if self.ps:
+            common.update({"webpush_ca_file": self.ps.ca_file, "webpush_coalesce": "1s",
+                           "webpush_allow_loopback_for_tests": "yes"})
         # A's Cyrus, behind the proxy: every node's upstream.
         self.a = Stack(os.path.join(self.root, "a"),
                        conf_extra={**common, "node_name": "node-a"})
@@ -163,7 +171,8 @@ def one_channel(t, nodes, tabs, since):
         tabs.on["node-b"].close()
         tabs.on["node-b"] = Stream(nodes.b.port, tabs.cookie, "types=*")
         time.sleep(2)
-    time.sleep(POLL * 3)
+    # A minute at least, sampled every second (the issue's bound).
+    time.sleep(max(POLL * 3, since + 61 - time.monotonic()))
     now = time.monotonic()
     bad = overlaps(nodes.proxy, ALICE, since, now)
     t.ok(not bad, f"one node polls for alice at a time, over {now - since:.0f} s with tabs on "
@@ -264,6 +273,24 @@ def db_frozen(t, nodes, tabs):
          f"and the follower's ({follower}) once it is back", tabs.on[follower].events[-3:])
 
 
+def webpush_elsewhere(t, nodes):
+    """A device subscribes to Web Push on the node without the lease: the
+    holder is told, watches it too, and pushes its new mail."""
+    got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
+    holder = got[1] if got else "node-a"
+    follower = nodes.by_name("node-b" if holder == "node-a" else "node-a")
+    c = Client(follower.url)
+    t.eq(c.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on the follower too")
+    keys = pushservice.subscriber_keys()
+    r = c.request("PUT", "/api/webpush", {"endpoint": nodes.ps.url("/elsewhere"),
+                                          "keys": {"p256dh": keys["p256dh"], "auth": keys["auth"]}})
+    t.eq(r.status, 204, "a device subscribes to Web Push there")
+    time.sleep(1)
+    nodes.a.cyrus.deliver(ALICE, message("to the device"))
+    pushed = nodes.ps.wait(1, POLL + 1 + MARGIN, "/elsewhere")
+    t.ok(len(pushed) == 1, f"the holder ({holder}) pushes the new mail to it", len(pushed))
+
+
 def pg_restart(t, nodes):
     since = time.monotonic()
     nodes.pg.stop_server()
@@ -281,7 +308,8 @@ def main():
 
     def body(pg):
         root = tempfile.mkdtemp(prefix="postern-leases-")
-        nodes = Nodes(pg, root)
+        ps = None if pushservice.tool_unavailable() else pushservice.PushService()
+        nodes = Nodes(pg, root, ps)
         tabs = None
         try:
             nodes.start()
@@ -293,6 +321,8 @@ def main():
             time.sleep(POLL + 1)
             both_get_mail(t, nodes, tabs, "two nodes")
             db_frozen(t, nodes, tabs)
+            if ps:
+                webpush_elsewhere(t, nodes)
             one_channel(t, nodes, tabs, since)
             holder = killed(t, nodes, tabs)
             frozen(t, nodes, tabs, holder)
@@ -301,6 +331,8 @@ def main():
             if tabs:
                 tabs.close()
             nodes.stop()
+            if ps:
+                ps.close()
             shutil.rmtree(root, ignore_errors=True)
     return postgres.tap_main(t, body)
 
