@@ -459,19 +459,27 @@ function closeReader() {
 
 function warn(e) { console.warn(e); toast(t("error.actionFailed")); }
 
-let toastTimer, toastMs = 0;
+let toastTimer, toastMs = 0, toastCount = 0;
 // A short message; with undo, an Undo button for 10 s. Only what is
 // given is shown (replaceChildren would write a null as "null"). The time
 // stops while the pointer or the focus is on it, and starts again when
-// they leave (WCAG 2.2.1: a time limit the user can extend).
+// they leave (WCAG 2.2.1: a time limit the user can extend). "Undone"
+// comes when the undo is through, which may be after a newer action's
+// toast: then it is not shown, so that it never takes that toast's place
+// (and its Undo) away.
 function toast(text, undo) {
   const el = $("#toast");
   clearTimeout(toastTimer);
+  toastCount++;
   const kids = [h("span", {}, text)];
   if (undo) {
     kids.push(h("button", { type: "button", onclick: async () => {
       el.hidden = true;
-      try { await undo(); toast(t("toast.undone")); } catch (e) { warn(e); }
+      const asked = toastCount;
+      try {
+        await undo();
+        if (toastCount === asked) toast(t("toast.undone"));
+      } catch (e) { warn(e); }
     } }, t("toast.undo")));
   }
   el.replaceChildren(...kids);
