@@ -145,9 +145,9 @@ static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first)
 {
 	struct dbq *q = pd->dbq;
 
+	j->pd = pd;             /* a refused job's done may still need it */
 	if (pd->dbq_out >= DBQ_MAX && !first)
 		return -1;
-	j->pd = pd;
 	j->next = NULL;
 	pd->dbq_out++;
 	if (q == NULL) {

@@ -8,13 +8,16 @@
  * the one holding its lease (store_lease.c). Every PUSHD_LEASE_TICK_MS
  * this node renews the leases it holds, stops the channels of those it
  * lost, stops all of them by itself when no renewal went through for
- * PUSHD_LEASE_FENCE_MS (before another node may take them), and tries
- * again the accounts it follows, whose tabs' sessions it also checks
- * every push_poll_interval (no poll of its own does). */
+ * PUSHD_LEASE_FENCE_MS (before another node may take them), asks which
+ * of the accounts it follows have a free lease (one statement for all)
+ * and takes those; it checks the followed tabs' sessions every
+ * push_poll_interval (no poll of its own does). All of it off the loop
+ * (dbq.h). */
 #include "node.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "acct.h"
@@ -157,14 +160,100 @@ static void node_renew(struct pushd *pd)
 	}
 }
 
+/* Which followed accounts' leases are free: one statement for all of
+ * them (store_lease_free), then a take for each that is. */
+struct free_job {
+	struct dbq_job j;
+	char (*keys)[APP_KEY_HEX + 1];
+	const char **list;
+	size_t n, cap;
+	char (*free)[APP_KEY_HEX + 1];
+	size_t nfree;
+};
+
+static void free_one(void *ctx, const char *account)
+{
+	struct free_job *f = ctx;
+
+	/* At most one answer per account asked. */
+	if (f->nfree < f->n)
+		snprintf(f->free[f->nfree++], sizeof(*f->free), "%s", account);
+}
+
+static void free_work(struct dbq_job *j, struct store *st)
+{
+	struct free_job *f = container_of(j, struct free_job, j);
+
+	j->rc = store_lease_free(st, f->list, f->n, free_one, f);
+}
+
+static void free_done(struct dbq_job *j)
+{
+	struct free_job *f = container_of(j, struct free_job, j);
+	struct acct *a;
+	size_t i;
+
+	j->pd->free_out = 0;
+	for (i = 0; i < f->nfree && !j->pd->stopping; i++)
+		if ((a = acct_lookup(j->pd, f->free[i])) != NULL)
+			acct_lease_retry(a);
+	free(f->keys);
+	free(f->list);
+	free(f->free);
+	free(f);
+}
+
+static void gather(struct acct *a, void *ctx)
+{
+	struct free_job *f = ctx;
+	void *p;
+
+	if (!a->follower || a->taking || !a->ntabs)
+		return;
+	if (f->n == f->cap) {
+		f->cap = f->cap ? 2 * f->cap : 64;
+		if ((p = realloc(f->keys, f->cap * sizeof(*f->keys))) == NULL) {
+			f->cap = f->n;      /* the rest next time */
+			return;
+		}
+		f->keys = p;
+	}
+	memcpy(f->keys[f->n++], a->key, sizeof(*f->keys));
+}
+
+static void node_follow(struct pushd *pd)
+{
+	struct free_job *f;
+	size_t i;
+
+	if (pd->free_out || (f = calloc(1, sizeof(*f))) == NULL)
+		return;
+	acct_each(pd, gather, f);
+	if (f->n == 0 ||
+	    (f->list = calloc(f->n, sizeof(*f->list))) == NULL ||
+	    (f->free = calloc(f->n, sizeof(*f->free))) == NULL) {
+		free(f->keys);
+		free(f->list);
+		free(f);
+		return;
+	}
+	for (i = 0; i < f->n; i++)
+		f->list[i] = f->keys[i];
+	f->j.work = free_work;
+	f->j.done = free_done;
+	pd->free_out = 1;       /* first: without the thread done may run now */
+	if (dbq_push(pd, &f->j) == -1) {
+		pd->free_out = 0;
+		f->j.rc = -1;
+		free_done(&f->j);
+	}
+}
+
 static void follow(struct acct *a, void *ctx)
 {
 	struct pushd *pd = ctx;
 
-	if (!a->follower)
-		return;
-	acct_lease_retry(a);
-	if (!a->dead && pd->followed_checked == pd->ev.now)
+	if (a->follower && pd->followed_checked == pd->ev.now)
 		acct_check_tabs(a, 0);
 }
 
@@ -174,6 +263,7 @@ static void node_lease(struct ev *ev, struct ev_timer *t)
 
 	node_renew(pd);
 	node_fence(pd);
+	node_follow(pd);
 	if (ev->now - pd->followed_checked >=
 	    (uint64_t)pd->app.cfg.push_poll_interval * 1000)
 		pd->followed_checked = ev->now;

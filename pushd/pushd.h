@@ -105,10 +105,11 @@ struct pushd {
 	uint64_t followed_checked;     /* followers' sessions last checked */
 	uint8_t fenced;                /* the channels stopped for it */
 	/* The database work off the loop (dbq.h), and what of it is out:
-	 * one renewal, one heartbeat, one flush at a time. */
+	 * one renewal, one heartbeat, one flush, one look for free leases
+	 * at a time. */
 	struct dbq *dbq;
 	unsigned dbq_out;
-	uint8_t renew_out, beat_out, flush_out;
+	uint8_t renew_out, beat_out, flush_out, free_out;
 	uint64_t next_id;          /* event ids: increasing, also across restarts */
 	int stopping;
 	int in_curl;               /* inside a libcurl callback: no multi calls */

@@ -92,6 +92,13 @@ int store_lease_renew(struct store *st, store_lease_fn *fn, void *ctx);
 /* Gives account's lease up (its row stays, any node may take it, and it
  * is not renewed): 0 or -1. 0 at once on SQLite. */
 int store_lease_release(struct store *st, const char *account);
+/* Of the n accounts, those whose lease this node could take now (no row,
+ * its own, or lapsed): fn(ctx, account) for each; 0 or -1. One statement
+ * for STORE_LEASE_BATCH accounts, so that a node following thousands
+ * asks once, not once each. Every one, at once, on SQLite. */
+#define STORE_LEASE_BATCH 1000
+int store_lease_free(struct store *st, const char *const *accounts, size_t n,
+    store_lease_fn *fn, void *ctx);
 
 /* -- what one node tells the others (store_listen.c) ---------------------- */
 

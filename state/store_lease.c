@@ -30,6 +30,12 @@ static const char sql_take[] =
 static const char sql_renew[] =
     "UPDATE push_accounts SET lease_until = " DB_NOW_MS " + ?2"
     " WHERE node = ?1 AND lease_until > 0 RETURNING account";
+/* Of a list of accounts (a text[] literal), those whose lease this node
+ * could take now: no row, its own row, or a lapsed lease. */
+static const char sql_free[] =
+    "SELECT t.a FROM unnest(CAST(?1 AS text[])) AS t(a)"
+    " LEFT JOIN push_accounts p ON p.account = t.a"
+    " WHERE p.account IS NULL OR p.node = ?2 OR p.lease_until < " DB_NOW_MS;
 static const char sql_release[] =
     "UPDATE push_accounts SET lease_until = 0 WHERE account = ?1"
     " AND node = ?2";
@@ -92,4 +98,64 @@ int store_lease_release(struct store *st, const char *account)
 	    db_text(st, s, 2, store_node(st)) == -1)
 		return -1;
 	return db_exec(st, s);
+}
+
+/* accounts[from..from+n) as a PostgreSQL array literal, each element
+ * quoted: malloc'd, or NULL. */
+static char *array_literal(const char *const *accounts, size_t n)
+{
+	size_t i, len = 3;
+	const char *p;
+	char *out, *o;
+
+	for (i = 0; i < n; i++)
+		len += 2 * strlen(accounts[i]) + 3;
+	if ((out = o = malloc(len)) == NULL)
+		return NULL;
+	*o++ = '{';
+	for (i = 0; i < n; i++) {
+		if (i)
+			*o++ = ',';
+		*o++ = '"';
+		for (p = accounts[i]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				*o++ = '\\';
+			*o++ = *p;
+		}
+		*o++ = '"';
+	}
+	*o++ = '}';
+	*o = '\0';
+	return out;
+}
+
+int store_lease_free(struct store *st, const char *const *accounts, size_t n,
+    store_lease_fn *fn, void *ctx)
+{
+	struct db_stmt *s;
+	size_t i, k;
+	char *list;
+	int rc = DB_DONE;
+
+	if (!db_ops(st)->shared) {
+		for (i = 0; i < n; i++)
+			fn(ctx, accounts[i]);
+		return 0;
+	}
+	for (i = 0; i < n && rc == DB_DONE; i += k) {
+		k = n - i < STORE_LEASE_BATCH ? n - i : STORE_LEASE_BATCH;
+		if ((list = array_literal(accounts + i, k)) == NULL)
+			return -1;
+		if ((s = db_stmt(st, sql_free)) == NULL ||
+		    db_text(st, s, 1, list) == -1 ||
+		    db_text(st, s, 2, store_node(st)) == -1) {
+			free(list);
+			return -1;
+		}
+		while ((rc = db_step(st, s)) == DB_ROW)
+			fn(ctx, db_col_text(st, s, 0));
+		db_reset(st, s);
+		free(list);
+	}
+	return rc == DB_DONE ? 0 : -1;
 }

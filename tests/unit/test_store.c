@@ -427,12 +427,16 @@ static void leases_one_holder(void **state)
 	struct store *b;
 	char err[256], got[256] = "", *states;
 
+	const char *both[] = { "a1", "a2" };
+
 	store_set_node(f->st, "node-a");
 	if (!store_shared(f->st)) {
 		assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
 		assert_null(states);
 		assert_int_equal(store_lease_renew(f->st, renewed, got), 0);
 		assert_string_equal(got, "");
+		assert_int_equal(store_lease_free(f->st, both, 2, renewed, got), 0);
+		assert_string_equal(got, "a1 a2 ");
 		assert_int_equal(store_lease_release(f->st, "a1"), 0);
 		return;
 	}
@@ -449,6 +453,14 @@ static void leases_one_holder(void **state)
 	got[0] = '\0';
 	assert_int_equal(store_lease_renew(b, renewed, got), 0);
 	assert_string_equal(got, "");
+	/* Which B could take, in one statement: a2 (no row), not A's a1;
+	 * A could take its own. */
+	assert_int_equal(store_lease_free(b, both, 2, renewed, got), 0);
+	assert_string_equal(got, "a2 ");
+	got[0] = '\0';
+	assert_int_equal(store_lease_free(f->st, both, 2, renewed, got), 0);
+	assert_string_equal(got, "a1 a2 ");
+	got[0] = '\0';
 	/* B's write does not take A's row. */
 	assert_int_equal(store_push_put(b, &r), 0);
 	assert_int_equal(store_test_int(b, "SELECT count(*) FROM push_accounts"
@@ -462,9 +474,13 @@ static void leases_one_holder(void **state)
 	assert_non_null(strstr(states, "e7"));
 	free(states);
 	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 0);
-	/* Lapsed (its holder silent past the lease): A takes it over. */
+	/* Lapsed (its holder silent past the lease): free to A, which takes
+	 * it over. */
 	assert_int_equal(store_test_exec(b, "UPDATE push_accounts SET"
 	    " lease_until = 1"), 0);
+	assert_int_equal(store_lease_free(f->st, both, 1, renewed, got), 0);
+	assert_string_equal(got, "a1 ");
+	got[0] = '\0';
 	assert_int_equal(store_lease_take(f->st, "a1", "poll", 10, &states), 1);
 	free(states);
 	assert_int_equal(store_lease_renew(b, renewed, got), 0);
