@@ -4,6 +4,7 @@
  * says, that a refund never goes below zero). Over a SQLite file, or the
  * database POSTERN_TEST_STATE_DB names (emptied before each test). */
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,6 +236,60 @@ static void rate_counts_add_and_refund(void **state)
 	assert_int_equal(store_rate_counts(f->st, keys, 0, 60, n), -1);
 	assert_int_equal(store_rate_counts(f->st, keys, STORE_RATE_KEYS_MAX + 1,
 	    60, n), -1);
+}
+
+/* Sign-ins at once: counts added and refunded over the same keys, given
+ * in other orders, by connections of their own. None fails (on
+ * PostgreSQL such writes in other orders deadlock, and one of them
+ * fails), and every refund is taken off. */
+struct hammer {
+	const char *path;
+	const char *const *keys;
+	int failed;
+};
+
+static void *hammer(void *p)
+{
+	struct hammer *h = p;
+	struct store *st;
+	char err[256];
+	int i;
+
+	if (store_open(&st, h->path, err, sizeof(err)) == -1) {
+		h->failed = -1;
+		return NULL;
+	}
+	for (i = 0; i < 150; i++) {
+		if (store_rate_add_each(st, h->keys, 3, 60, 120) == -1)
+			h->failed++;
+		if (store_rate_refund_each(st, h->keys, 3, 60) == -1)
+			h->failed++;
+	}
+	store_close(st);
+	return NULL;
+}
+
+static void rate_writes_at_once_never_fail(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const one[] = { "k1", "k2", "k3" };
+	static const char *const other[] = { "k3", "k1", "k2" };
+	struct hammer h[4] = {
+		{ f->path, one, 0 }, { f->path, other, 0 },
+		{ f->path, one, 0 }, { f->path, other, 0 },
+	};
+	pthread_t th[4];
+	long long n[3];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, hammer, &h[i]), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(h[i].failed, 0);
+	assert_int_equal(store_rate_counts(f->st, one, 3, 60, n), 0);
+	assert_int_equal(n[0] + n[1] + n[2], 0);
 }
 
 static void settings_replace_per_account(void **state)
@@ -671,6 +726,7 @@ int main(void)
 		T(version_5_is_upgraded),
 		T(session_deletions_are_told),
 		T(leases_one_holder),
+		T(rate_writes_at_once_never_fail),
 		T(inspect_reads_without_changing),
 		T(a_batch_is_one_write),
 	};
