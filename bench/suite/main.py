@@ -3,7 +3,7 @@
 docs/bench/results.json, and rewrites the generated part of
 docs/BENCHMARKS.md and the plots in docs/bench/ from it.
 
-    python3 bench/suite/main.py [--quick] [--only relay,tabs,blobs,static,state]
+    python3 bench/suite/main.py [--quick] [--only relay,tabs,blobs,static,state,nodes]
                                 [--builddir build/bench] [--report-only]
 
 bench/run installs what it needs, builds, and calls this. Loopback only;
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 from common import fb, log  # noqa: E402
 
-PARTS = ("relay", "tabs", "blobs", "static", "state")
+PARTS = ("relay", "tabs", "blobs", "static", "state", "nodes")
 
 
 def options():
@@ -67,8 +67,7 @@ def options():
 
 def run_part(name, args, tmp):
     import importlib
-    mod = importlib.import_module({"relay": "relay", "tabs": "tabs", "blobs": "blobs",
-                                   "static": "static", "state": "state"}[name])
+    mod = importlib.import_module(name)
     return mod.run(args, tmp)
 
 

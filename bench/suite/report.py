@@ -314,6 +314,47 @@ def state_md(r, plots):
     return w
 
 
+# -- 6. several nodes -----------------------------------------------------------------------
+
+NODE_SIDES = (("sqlite", "SQLite, one node (the floor)"), ("pg", "PostgreSQL, one node"),
+              ("pg2", "PostgreSQL, two nodes"))
+
+
+def nodes_md(r, plots):
+    w = ["## 6. Several nodes on PostgreSQL", "", run_line(r["meta"], "Nodes", r), ""]
+    w.append("The relay (as in part 1, the budget counted) and sign-ins under lighttpd, "
+             "each node with two processes of each responder, its state in SQLite, in a "
+             "private PostgreSQL 15 on the same cores (Unix socket, fsync off: the "
+             "database's cost, not the disk's), or in that PostgreSQL shared by two nodes "
+             "on this machine with the connections split between them (their rates "
+             "summed, the worse latencies kept). Sides interleaved run by run. Goal: "
+             "PostgreSQL on one node at least 0.8× SQLite.")
+    w.append("")
+    w.append("| state | relay req/s c1 | p50 / p99 ms c1 | relay req/s c50 | p50 / p99 ms c50 | "
+             f"/ SQLite c50 | sign-ins/s c{r['signin_conns']} | / SQLite |")
+    w.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    base = r["sides"].get("sqlite", {})
+    for key, label in NODE_SIDES:
+        v = r["sides"].get(key)
+        if not v:
+            continue
+        one, fifty = v["relay"].get("1", {}), v["relay"].get("50", {})
+        si = v["signin"].get(str(r["signin_conns"]), {})
+        b50 = base.get("relay", {}).get("50", {})
+        bsi = base.get("signin", {}).get(str(r["signin_conns"]), {})
+        w.append(f"| {label} | {n0(one.get('rps'))} | {ms(one.get('p50'))} / {ms(one.get('p99'))} | "
+                 f"{n0(fifty.get('rps'))} | {ms(fifty.get('p50'))} / {ms(fifty.get('p99'))} | "
+                 f"**{x(fifty.get('rps'), b50.get('rps'))}** | {n0(si.get('rps'))} | "
+                 f"{x(si.get('rps'), bsi.get('rps'))} |")
+    w.append("")
+    w.append(f"Database connections after the runs: {r['connections']} for "
+             f"{r['nodes_on_pg']} nodes, {r['connections'] / r['nodes_on_pg']:.1f} a node "
+             "(one per responder process lighttpd starts: 12 a node in the shipped "
+             "configuration with two of postern-jmap; pushd, not run here, keeps three).")
+    w.append("")
+    return w
+
+
 # -- plots ---------------------------------------------------------------------------------
 
 def gnuplot(script, data, tmp):
@@ -489,6 +530,13 @@ def glance(res):
         rows.append(("relay with the budget write / without, 2 processes",
                      n0(v["relay_counted"]["rps"]), n0(v["relay_uncounted"]["rps"]),
                      x(v["relay_counted"]["rps"], v["relay_uncounted"]["rps"]), "", "–"))
+    nd = res.get("nodes", {}).get("sides", {})
+    if nd.get("pg") and nd.get("sqlite"):
+        p, f = nd["pg"]["relay"].get("50"), nd["sqlite"]["relay"].get("50")
+        if p and f:
+            rows.append(("relay req/s at 50 connections, PostgreSQL (floor: SQLite)",
+                         n0(p["rps"]), n0(f["rps"]), x(p["rps"], f["rps"]),
+                         "≥ 0.8× (issue 21)", "–"))
     if not rows:
         return []
     w = ["## At a glance", "",
@@ -502,7 +550,7 @@ def glance(res):
 # -- the document ------------------------------------------------------------------------------
 
 PARTS = (("relay", relay_md), ("tabs", tabs_md), ("blobs", blobs_md),
-         ("static", static_md), ("state", state_md))
+         ("static", static_md), ("state", state_md), ("nodes", nodes_md))
 
 
 def block(res):
@@ -546,7 +594,8 @@ rewrites the part of this file between the `bench:begin` and `bench:end`
 markers and the plots in `docs/bench/`. Nothing in it passes or fails.
 The parts: 1. the JMAP relay under lighttpd and Apache against each web
 server's own reverse proxy and CGI; 2. memory per held event stream;
-3. blobs; 4. the app's files; 5. sign-ins and the shared SQLite state.
+3. blobs; 4. the app's files; 5. sign-ins and the shared SQLite state;
+6. several nodes on PostgreSQL.
 """
 
 
