@@ -141,8 +141,10 @@ static void gone_done(struct dbq_job *j)
 {
 	struct gone_job *g = container_of(j, struct gone_job, j);
 
-	if (j->rc > 0 && !j->pd->stopping)
+	if (j->rc > 0 && !j->pd->stopping) {
 		wp_watch_end(j->pd, g->account, g->sess_id);
+		wp_watch_tell(j->pd, g->account, g->sess_id, 0);
+	}
 	free(g);
 }
 

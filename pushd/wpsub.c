@@ -138,15 +138,20 @@ static int other_row(void *ctx, const struct store_webpush_row *row)
 static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
 {
 	struct others o = { .session = r->sess->id };
-	int i;
+	int i, rc;
 
 	if (store_webpush_endpoint(r->app->store, endpoint, other_row, &o) == -1)
 		return -1;
 	for (i = 0; i < o.n; i++) {
-		wp_watch_end(pd, o.accounts[i], o.ids[i]);
-		if (store_webpush_delete(r->app->store, o.ids[i], endpoint) == -1)
+		/* Only when the row went: that session may have subscribed
+		 * anew meanwhile, with another endpoint. */
+		if ((rc = store_webpush_delete(r->app->store, o.ids[i],
+		    endpoint)) == -1)
 			return -1;
-		wp_watch_tell(pd, o.accounts[i], o.ids[i], 0);
+		if (rc > 0) {
+			wp_watch_end(pd, o.accounts[i], o.ids[i]);
+			wp_watch_tell(pd, o.accounts[i], o.ids[i], 0);
+		}
 	}
 	return 0;
 }

@@ -278,6 +278,7 @@ int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
 struct told_job {
 	struct dbq_job j;
 	char sess_id[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
 	int found;
 	struct wp_row row;
 	unsigned char *sealed;
@@ -311,10 +312,18 @@ static void told_done(struct dbq_job *j)
 	struct told_job *k = container_of(j, struct told_job, j);
 	struct store_webpush_row view;
 
+	/* The row as it is now decides, whatever the message said: the
+	 * reads run in order, so the last one is the last word. A watch the
+	 * session has here already stays (its credentials are the
+	 * session's; pushes read the endpoint and keys anew). */
 	if (j->rc == -1)
 		log_warn("webpush: a subscription stored on another node was "
 		    "not read");
-	else if (k->found && !j->pd->stopping && j->pd->wp_key) {
+	else if (j->pd->stopping || !j->pd->wp_key)
+		;
+	else if (!k->found)
+		wp_watch_end(j->pd, k->account, k->sess_id);
+	else if (!wp_watch_find(j->pd, k->account, k->sess_id)) {
 		wp_row_view(&k->row, &view);
 		view.sealed = k->sealed;
 		view.sealed_len = k->sealed_len;
@@ -331,15 +340,14 @@ void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
 {
 	struct told_job *k;
 
-	if (pd->wp_key == NULL || strlen(sess_id) != SESS_ID_LEN)
+	(void)stored;           /* the row read decides (told_done) */
+	if (pd->wp_key == NULL || strlen(sess_id) != SESS_ID_LEN ||
+	    strlen(account) != APP_KEY_HEX)
 		return;
-	if (!stored) {
-		wp_watch_end(pd, account, sess_id);
-		return;
-	}
 	if ((k = calloc(1, sizeof(*k))) == NULL)
 		return;
 	memcpy(k->sess_id, sess_id, sizeof(k->sess_id));
+	memcpy(k->account, account, sizeof(k->account));
 	k->j.work = told_work;
 	k->j.done = told_done;
 	if (dbq_push(pd, &k->j) == -1)

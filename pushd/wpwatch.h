@@ -68,7 +68,8 @@ void wp_watch_end(struct pushd *pd, const char *account, const char *sess_id);
  * holder pushes). */
 void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id,
     int stored);
-/* Told by another node: the session's stored subscription is read and
+/* Told by another node that the session's subscription was stored or
+ * removed: its row is read (off the loop, in order) and, as it is then,
  * watched here too, or its watch ends. */
 void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
     int stored);
