@@ -516,7 +516,10 @@ async function targetEmails(rows, onProgress) {
 }
 
 // "Working… 1,000 of 2,500" while a large action runs.
-const progressFor = (n) => (n > 200 ? (done, total) => toast(t("toast.working", { done: i18n.number(done), total: i18n.number(total) })) : null);
+const progressFor = (n) => bulk.progressGate(n, (done, total) => {
+  toast(t("toast.working", { done: i18n.number(done), total: i18n.number(total) }));
+  return toastCount;
+}, () => toastCount);
 
 const MOVES = { archive: "archive", trash: "trash", junk: "junk", notjunk: "inbox", move: null };
 

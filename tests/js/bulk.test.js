@@ -1,7 +1,7 @@
 // Acting on many (www/js/bulk.js): node --test, no browser.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { empty, isSelected, isEmpty, count, merge, without, missing, rowIds, batches, inverse, patchFor, nextAfter } from "../../www/js/bulk.js";
+import { empty, isSelected, isEmpty, count, merge, without, missing, rowIds, batches, inverse, patchFor, nextAfter, progressGate } from "../../www/js/bulk.js";
 
 const sparse = (n, loaded) => { const a = []; for (const i of loaded) a[i] = `r${i}`; a.length = n; return a; };
 
@@ -65,4 +65,20 @@ test("the next message after the open one left", () => {
   // several gone at once, holes skipped
   assert.equal(nextAfter(["a", undefined, "b", "c", "d"], new Set(["b", "c"]), 2, "next"), "d");
   assert.equal(nextAfter(["a"], new Set(["a"]), 0, "next"), null);
+});
+
+test("a long action's progress shows only while nothing newer is shown", () => {
+  let count = 0;
+  const said = [];
+  const show = (done, total) => { said.push(`${done}/${total}`); return ++count; };
+  const now = () => count;
+  assert.equal(progressGate(200, show, now), null);     // short: none
+  const p = progressGate(600, show, now);
+  p(0, 600);
+  p(300, 600);
+  assert.deepEqual(said, ["0/600", "300/600"]);
+  count++;                                             // a newer message (the result, another action)
+  p(600, 600);                                         // the action's undo reports on: not shown
+  assert.deepEqual(said, ["0/600", "300/600"]);
+  assert.equal(count, 3);
 });

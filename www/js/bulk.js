@@ -1,8 +1,8 @@
 // bulk.js: pure. Acting on many messages: a selection of the list by
 // position (rows picked one by one, Shift ranges that may cover rows not
 // loaded yet, or the whole query), the batches a write is cut into, the
-// inverse of a patch (for Undo), and which row opens after the open one
-// left the list.
+// inverse of a patch (for Undo), which row opens after the open one
+// left the list, and when a long action's progress may be shown.
 
 // A selection: {ids: Set of row ids, ranges: [[lo, hi]] positions
 // (inclusive), all: the whole query}.
@@ -119,4 +119,21 @@ export function nextAfter(ids, gone, pos, mode) {
   });
   const below = kept[before], above = kept[before - 1];
   return (mode === "next" ? below ?? above : above ?? below) ?? null;
+}
+
+// A long action's progress (n messages; none below PROGRESS_FROM): a
+// report(done, total) that shows itself through show(text-maker), which
+// returns the count of messages shown so far, only while nothing newer
+// than its own last one is shown (now() gives that count): never over a
+// later action's message and its Undo, nor during its own undo, which
+// comes after the action's result.
+export const PROGRESS_FROM = 201;
+
+export function progressGate(n, show, now) {
+  if (n < PROGRESS_FROM) return null;
+  let shown = null;
+  return (done, total) => {
+    if (shown !== null && shown !== now()) return;
+    shown = show(done, total);
+  };
 }
