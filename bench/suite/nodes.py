@@ -51,8 +51,9 @@ class Side:
         self.runs = {}
 
     def once(self, conns, duration):
-        """One run: conns split over the nodes, at the same time."""
-        n = len(self.fronts)
+        """One run: conns split over the nodes, at the same time (one
+        connection goes to the first node alone)."""
+        n = min(len(self.fronts), conns)
         res = [None] * n
 
         def one(i):

@@ -327,8 +327,10 @@ def nodes_md(r, plots):
              "private PostgreSQL 15 on the same cores (Unix socket, fsync off: the "
              "database's cost, not the disk's), or in that PostgreSQL shared by two nodes "
              "on this machine with the connections split between them (their rates "
-             "summed, the worse latencies kept). Sides interleaved run by run. Goal: "
-             "PostgreSQL on one node at least 0.8× SQLite.")
+             "summed, the worse latencies kept; one connection goes to one node, and "
+             "the two nodes run twice the responder processes on the same cores). "
+             "Sides interleaved run by run. Goal: PostgreSQL on one node at least "
+             "0.8× SQLite.")
     w.append("")
     w.append("| state | relay req/s c1 | p50 / p99 ms c1 | relay req/s c50 | p50 / p99 ms c50 | "
              f"/ SQLite c50 | sign-ins/s c{r['signin_conns']} | / SQLite |")
