@@ -385,18 +385,28 @@ void acct_release(struct pushd *pd, const char *key, int row)
 
 /* -- the tabs' sessions --------------------------------------------------- */
 
-/* The tabs' sessions asked of the store, off the loop. */
+/* The tabs' sessions asked of the store, off the loop: each session
+ * once, sorted, so that the answer is found for each tab by a binary
+ * search (an account may have thousands of tabs of one session). */
+struct check_sess {
+	char id[SESS_ID_LEN + 1];
+	int rc;                          /* store_sess_times' */
+	struct store_sess_row row;
+};
+
 struct check_job {
 	struct dbq_job j;
 	char account[APP_KEY_HEX + 1];
 	time_t now;
 	size_t n;
-	struct {
-		char id[SESS_ID_LEN + 1];
-		int rc;                  /* store_sess_times' */
-		struct store_sess_row row;
-	} s[];
+	struct check_sess s[];
 };
+
+static int by_id(const void *x, const void *y)
+{
+	return strcmp(((const struct check_sess *)x)->id,
+	    ((const struct check_sess *)y)->id);
+}
 
 static void check_work(struct dbq_job *j, struct store *st)
 {
@@ -418,28 +428,25 @@ static void check_done(struct dbq_job *j)
 	struct pushd *pd = j->pd;
 	struct acct *a = acct_lookup(pd, c->account);
 	struct acct_tab *t, *next;
-	size_t i;
-	int alive;
+	struct check_sess key;
+	const struct check_sess *s;
 
 	if (a)
 		a->checking = 0;
 	/* No store to ask (it never opened): nothing is known. */
-	for (i = 0; j->rc == 0 && a && !a->dead && !pd->stopping && i < c->n;
-	    i++) {
-		if (c->s[i].rc == -1)
+	for (t = a && j->rc == 0 && !pd->stopping ? a->tabs : NULL; t &&
+	    !a->dead; t = next) {
+		next = t->next;
+		if (t->dead)
 			continue;
-		alive = c->s[i].rc == 1 &&
-		    sess_row_alive(&pd->app, &c->s[i].row, c->now);
-		for (t = a->tabs; t; t = next) {
-			next = t->next;
-			if (t->dead || strcmp(t->sess_id, c->s[i].id))
-				continue;
-			if (!alive || (!t->acct_creds &&
-			    !sess_fresh(&pd->app, c->s[i].row.verified, c->now)))
-				t->ops->end(t);
-		}
-		if (a->dead)
-			break;
+		memcpy(key.id, t->sess_id, sizeof(key.id));
+		s = bsearch(&key, c->s, c->n, sizeof(c->s[0]), by_id);
+		if (s == NULL || s->rc == -1)
+			continue;   /* a tab come since, or no answer: next time */
+		if (s->rc != 1 || !sess_row_alive(&pd->app, &s->row, c->now) ||
+		    (!t->acct_creds &&
+		    !sess_fresh(&pd->app, s->row.verified, c->now)))
+			t->ops->end(t);
 	}
 	if (a && !a->dead && !pd->stopping && a->check_again) {
 		a->check_again = 0;
@@ -450,13 +457,13 @@ static void check_done(struct dbq_job *j)
 
 static void acct_check_sessions(struct acct *a)
 {
-	struct acct_tab *t, *u;
+	struct acct_tab *t;
 	struct check_job *c;
-	size_t n = 0;
+	size_t i, n = 0;
 
 	/* One out at a time per account, and one more after it when asked
 	 * for meanwhile (a sign-out told by another node comes after the
-	 * reads of the one out); each session asked once. */
+	 * reads of the one out). */
 	if (a->checking) {
 		a->check_again = 1;
 		return;
@@ -466,18 +473,15 @@ static void acct_check_sessions(struct acct *a)
 	c = calloc(1, sizeof(*c) + a->ntabs * sizeof(c->s[0]));
 	if (c == NULL)
 		return;
-	for (t = a->tabs; t; t = t->next) {
-		if (t->dead)
-			continue;
-		for (u = a->tabs; u != t && (u->dead ||
-		    strcmp(u->sess_id, t->sess_id)); u = u->next)
-			;
-		if (u == t && n < a->ntabs)
+	for (t = a->tabs; t && n < a->ntabs; t = t->next)
+		if (!t->dead)
 			memcpy(c->s[n++].id, t->sess_id, sizeof(c->s[0].id));
-	}
+	qsort(c->s, n, sizeof(c->s[0]), by_id);
+	for (i = c->n = 0; i < n; i++)
+		if (c->n == 0 || strcmp(c->s[c->n - 1].id, c->s[i].id))
+			c->s[c->n++] = c->s[i];
 	memcpy(c->account, a->key, sizeof(c->account));
 	c->now = time(NULL);
-	c->n = n;
 	c->j.work = check_work;
 	c->j.done = check_done;
 	a->checking = 1;        /* first: without the thread done may run now */
