@@ -116,8 +116,7 @@ static void bus_changes(struct pushd *pd, const char *payload)
 	if (o && key && js_str(o, "w")) {
 		v = js_str(o, "n");
 		if (v == NULL || strcmp(v, pd->app.cfg.node_name))
-			wp_watch_told(pd, key, js_str(o, "w"),
-			    js_bool(o, "on", 0));
+			wp_watch_told(pd, key, js_str(o, "w"));
 		json_object_put(o);
 		return;
 	}

@@ -99,62 +99,55 @@ static int on_state_change(struct acct *a, const char *hash, json_object *o)
 	return 202;
 }
 
-/* The callback, for the node holding the account: 202, or 400 when it
- * is not one (a PushVerification without its fields). What does not fit
- * a NOTIFY (PUSHD_NOTIFY_MAX: a StateChange of very many accounts) is
- * dropped, logged: the holder's next change or renewal check tells it. */
-static int pass_on(struct pushd *pd, const char *key, const char *hash,
-    json_object *o, const char *type)
+/* A push object for account a (NULL: its subscription is not followed
+ * here): the HTTP status. */
+static int take(struct acct *a, const char *hash, json_object *o)
 {
-	json_object *m = json_object_new_object(), *v;
-	const char *id = js_str(o, "pushSubscriptionId");
-	const char *code = js_str(o, "verificationCode");
-	const char *text;
-	int rc = 202;
+	const char *type = js_str(o, "@type");
 
+	if (type && !strcmp(type, "PushVerification"))
+		return on_verification(a, o);
+	if (type && !strcmp(type, "StateChange"))
+		return on_state_change(a, hash, o);
+	return 400;
+}
+
+/* The callback, for the node holding the account, as it came: 202, or
+ * 400 for what the holder would refuse as malformed. What does not fit a
+ * NOTIFY (PUSHD_NOTIFY_MAX: a StateChange of very many accounts) is
+ * dropped, logged: the holder's next change tells it. */
+static int pass_on(struct pushd *pd, const char *key, const char *hash,
+    json_object *o)
+{
+	const char *type = js_str(o, "@type"), *text;
+	json_object *m;
+
+	if (type == NULL || (strcmp(type, "PushVerification") &&
+	    strcmp(type, "StateChange")) || take(NULL, hash, o) == 400 ||
+	    (!strcmp(type, "StateChange") && js_obj(o, "changed") == NULL))
+		return 400;
+	m = json_object_new_object();
 	json_object_object_add(m, "a", json_object_new_string(key));
 	json_object_object_add(m, "h", json_object_new_string(hash));
-	if (!strcmp(type, "PushVerification")) {
-		if (id == NULL || code == NULL || strlen(code) > 512) {
-			json_object_put(m);
-			return 400;
-		}
-		v = json_object_new_object();
-		json_object_object_add(v, "id", json_object_new_string(id));
-		json_object_object_add(v, "code", json_object_new_string(code));
-		json_object_object_add(m, "v", v);
-	} else if ((v = js_obj(o, "changed")) != NULL)
-		json_object_object_add(m, "c", json_object_get(v));
-	else
-		rc = 400;
+	json_object_object_add(m, "b", json_object_get(o));
 	text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN);
-	if (rc == 202 && strlen(text) > PUSHD_NOTIFY_MAX)
+	if (strlen(text) > PUSHD_NOTIFY_MAX)
 		log_warn("pushd: a push callback too long to pass on (dropped)");
-	else if (rc == 202)
+	else
 		bus_tell(pd, text);
 	json_object_put(m);
-	return rc;
+	return 202;
 }
 
 void callback_passed(struct acct *a, json_object *o)
 {
 	const char *hash = js_str(o, "h");
-	json_object *v;
-	int state = hash && strlen(hash) == ACCT_TOKEN_HEX ?
-	    token_state(a, hash) : -1;
-	const char *id, *code;
+	json_object *b = js_obj(o, "b");
 
-	if (state == SUB_PENDING && (v = js_obj(o, "v")) != NULL &&
-	    (id = js_str(v, "id")) != NULL &&
-	    (code = js_str(v, "code")) != NULL && strlen(code) <= 512)
-		sub_verification(a, id, code);
-	else if (state == SUB_VERIFIED && (v = js_obj(o, "c")) != NULL) {
-		json_object *sc = json_object_new_object();
-
-		json_object_object_add(sc, "changed", json_object_get(v));
-		on_state_change(a, hash, sc);
-		json_object_put(sc);
-	}
+	/* Taken only with the hash of this node's own subscription. */
+	if (hash && strlen(hash) == ACCT_TOKEN_HEX && b &&
+	    token_state(a, hash) >= 0)
+		take(a, hash, b);
 }
 
 int callback_handle(struct pushd *pd, const char *token,
@@ -163,7 +156,6 @@ int callback_handle(struct pushd *pd, const char *token,
 	char hash[ACCT_TOKEN_HEX + 1], key[APP_KEY_HEX + 1];
 	struct acct *a;
 	json_object *o;
-	const char *type;
 	int known, rc = 400;
 
 	sub_token_hash(token, hash);
@@ -173,20 +165,12 @@ int callback_handle(struct pushd *pd, const char *token,
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))
 		return 415;
+	/* Ours, and not followed here with it: on several nodes, for the
+	 * holder; on one, nobody to tell. */
 	if ((o = js_parse(body, n)) != NULL &&
-	    json_object_is_type(o, json_type_object) &&
-	    (type = js_str(o, "@type")) != NULL) {
-		/* Ours, and not followed here with it: on several nodes,
-		 * for the holder; on one, nobody to tell. */
-		if (a == NULL && store_shared(pd->app.store) &&
-		    (!strcmp(type, "PushVerification") ||
-		    !strcmp(type, "StateChange")))
-			rc = pass_on(pd, key, hash, o, type);
-		else if (!strcmp(type, "PushVerification"))
-			rc = on_verification(a, o);
-		else if (!strcmp(type, "StateChange"))
-			rc = on_state_change(a, hash, o);
-	}
+	    json_object_is_type(o, json_type_object))
+		rc = a == NULL && store_shared(pd->app.store) ?
+		    pass_on(pd, key, hash, o) : take(a, hash, o);
 	json_object_put(o);
 	return rc;
 }

@@ -23,9 +23,9 @@ int callback_token_known(struct pushd *pd, const char *token);
 int callback_handle(struct pushd *pd, const char *token,
     const char *content_type, const char *body, size_t n);
 /* A callback that reached another node, passed on (bus.c) to this one,
- * which holds account a: {"a": key, "h": token hash, and "v":
- * {"id", "code"} (a PushVerification) or "c": the StateChange's
- * "changed"}. Taken as the callback would have been here. */
+ * which holds account a: {"a": key, "h": token hash, "b": the push
+ * object as it came}. Taken as the callback would have been here, only
+ * with the hash of this node's subscription. */
 void callback_passed(struct acct *a, json_object *o);
 
 #endif

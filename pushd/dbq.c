@@ -191,11 +191,6 @@ int dbq_push_first(struct pushd *pd, struct dbq_job *j)
 	return dbq_queue(pd, j, 1);
 }
 
-unsigned dbq_pending(const struct pushd *pd)
-{
-	return pd->dbq_out;
-}
-
 void dbq_stop(struct pushd *pd)
 {
 	struct dbq *q = pd->dbq;

@@ -46,8 +46,6 @@ int dbq_push(struct pushd *pd, struct dbq_job *j);
  * or a heartbeat, which must not wait behind bulk work (a renewal that
  * waits 6 s fences the node). */
 int dbq_push_first(struct pushd *pd, struct dbq_job *j);
-/* How many jobs are waiting or out. */
-unsigned dbq_pending(const struct pushd *pd);
 /* At shutdown, after the accounts ended: the thread runs what is queued
  * (their rows released), the dones run, the connection closes. */
 void dbq_stop(struct pushd *pd);

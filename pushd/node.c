@@ -40,9 +40,8 @@ struct renew_job {
 static void renew_held(void *ctx, const char *account)
 {
 	struct renew_job *r = ctx;
-	void *p;
-
 	size_t cap;
+	void *p;
 
 	if (r->j.rc == -1)
 		return;

@@ -143,7 +143,7 @@ static void gone_done(struct dbq_job *j)
 
 	if (j->rc > 0 && !j->pd->stopping) {
 		wp_watch_end(j->pd, g->account, g->sess_id);
-		wp_watch_tell(j->pd, g->account, g->sess_id, 0);
+		wp_watch_tell(j->pd, g->account, g->sess_id);
 	}
 	free(g);
 }

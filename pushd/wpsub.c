@@ -150,7 +150,7 @@ static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
 			return -1;
 		if (rc > 0) {
 			wp_watch_end(pd, o.accounts[i], o.ids[i]);
-			wp_watch_tell(pd, o.accounts[i], o.ids[i], 0);
+			wp_watch_tell(pd, o.accounts[i], o.ids[i]);
 		}
 	}
 	return 0;
@@ -176,7 +176,7 @@ static int sub_store(struct req *r, struct pushd *pd, const struct sub_in *in,
 		row.sealed_len = sealed.len;
 		if ((rc = store_webpush_put(r->app->store, &row)) == 0) {
 			wp_watch_row(pd, &row);
-			wp_watch_tell(pd, row.account, row.session, 1);
+			wp_watch_tell(pd, row.account, row.session);
 		}
 	}
 	buf_wipe_free(&sealed);
@@ -213,7 +213,7 @@ static void sub_delete(struct req *r, struct pushd *pd)
 		serve_store_failed(r);
 		return;
 	}
-	wp_watch_tell(pd, r->sess->account, r->sess->id, 0);
+	wp_watch_tell(pd, r->sess->account, r->sess->id);
 	req_status(r, 204);
 	req_end(r);
 }

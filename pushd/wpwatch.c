@@ -335,12 +335,10 @@ static void told_done(struct dbq_job *j)
 	free(k);
 }
 
-void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
-    int stored)
+void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id)
 {
 	struct told_job *k;
 
-	(void)stored;           /* the row read decides (told_done) */
 	if (pd->wp_key == NULL || strlen(sess_id) != SESS_ID_LEN ||
 	    strlen(account) != APP_KEY_HEX)
 		return;
@@ -354,14 +352,12 @@ void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
 		free(k);
 }
 
-void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id,
-    int stored)
+void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id)
 {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "a", json_object_new_string(account));
 	json_object_object_add(o, "w", json_object_new_string(sess_id));
-	json_object_object_add(o, "on", json_object_new_boolean(stored));
 	json_object_object_add(o, "n",
 	    json_object_new_string(pd->app.cfg.node_name));
 	bus_tell(pd, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));

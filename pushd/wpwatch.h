@@ -63,16 +63,14 @@ struct wp_watch *wp_watch_find(struct pushd *pd, const char *account,
     const char *sess_id);
 /* Ends that watch, if any. */
 void wp_watch_end(struct pushd *pd, const char *account, const char *sess_id);
-/* A subscription of session sess_id stored (stored 1) or removed on this
- * node: the other nodes are told, so that each watches it too (the lease
- * holder pushes). */
-void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id,
-    int stored);
-/* Told by another node that the session's subscription was stored or
- * removed: its row is read (off the loop, in order) and, as it is then,
- * watched here too, or its watch ends. */
-void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id,
-    int stored);
+/* A subscription of session sess_id stored or removed on this node: the
+ * other nodes are told, so that each watches it too (the lease holder
+ * pushes). */
+void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id);
+/* Told by another node that the session's subscription changed: its row
+ * is read (off the loop, in order) and, as it is then, watched here too,
+ * or its watch ends. */
+void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id);
 /* Ends every watch (at shutdown, with the tabs). */
 void wp_watch_shutdown(struct pushd *pd);
 

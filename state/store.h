@@ -110,8 +110,8 @@ int store_lease_free(struct store *st, const char *const *accounts, size_t n,
 /* Channel "postern_changes": an account's new states, from the node that
  * holds its lease, {"a": account key, "s": {type: state}} (JSON); or a
  * push callback that reached a node without the lease, for the holder:
- * {"a": account key, "h": token hash, "v": {"id", "code"} or "c": the
- * StateChange's "changed"}. */
+ * {"a": account key, "h": token hash, "b": the push object as it
+ * came}. */
 #define STORE_CHAN_CHANGES "postern_changes"
 /* Tells channel's listeners payload (at commit, inside a transaction):
  * 0, or -1 (the statement layer logs why). 0 at once on SQLite. */
@@ -268,9 +268,8 @@ int store_push_startup(struct store *st, long long now);
 int store_push_held(struct store *st, const char *account, char **sub_id,
     char *hash, size_t hash_len, long long *expires);
 /* Whether a subscription (verified, or awaiting its verification) holds
- * this token hash: 1, 0 or -1. */
-int store_push_token_known(struct store *st, const char *hash);
-/* The same, with the account's key into account (size n) when 1. */
+ * this token hash: 1 with its account's key into account (size n), 0,
+ * or -1. */
 int store_push_token_account(struct store *st, const char *hash,
     char *account, size_t n);
 /* Accounts by mode: for each mode that has any, fn(ctx, mode name,

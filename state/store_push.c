@@ -178,12 +178,6 @@ int store_push_token_account(struct store *st, const char *hash,
 	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
 }
 
-int store_push_token_known(struct store *st, const char *hash)
-{
-	char account[256];
-
-	return store_push_token_account(st, hash, account, sizeof(account));
-}
 
 int store_push_modes(struct store *st, store_push_mode_fn *fn, void *ctx)
 {

@@ -122,11 +122,9 @@ def run(args, tmp):
         for _ in range(args.runs):
             for s in signin.values():
                 s.once(SIGNIN_CONNS, args.duration)
-        # Three nodes on PostgreSQL (pg, and pg2's two), each with two
-        # processes of each responder.
+        # Three nodes on PostgreSQL: pg, and pg2's two.
         res["connections"] = connections(pg)
         res["nodes_on_pg"] = 3
-        res["procs_per_node"] = {"postern-jmap": 2, "postern-auth": 2}
         for n in relay:
             res["sides"][n] = {"relay": relay[n].medians(), "signin": signin[n].medians()}
     finally:

@@ -561,21 +561,22 @@ static void passed_on_callback_taken(void **state)
 	created_s1(f, token);
 	sub_token_hash(token, hash);
 	/* Another hash: nothing is taken. */
-	o = json_tokener_parse("{\"a\":\"k\",\"h\":\"00\","
-	    "\"v\":{\"id\":\"S1\",\"code\":\"V1\"}}");
+	o = json_tokener_parse("{\"a\":\"k\",\"h\":\"00\",\"b\":"
+	    VERIFICATION "}");
 	callback_passed(a, o);
 	json_object_put(o);
 	assert_null(fake_find(MC_CALL, "\"verificationCode\":\"V1\""));
-	snprintf(text, sizeof(text), "{\"a\":\"k\",\"h\":\"%s\","
-	    "\"v\":{\"id\":\"S1\",\"code\":\"V1\"}}", hash);
+	snprintf(text, sizeof(text), "{\"a\":\"k\",\"h\":\"%s\",\"b\":%s}",
+	    hash, VERIFICATION);
 	o = json_tokener_parse(text);
 	callback_passed(a, o);
 	json_object_put(o);
 	fake_answer(fake_find(MC_CALL, "\"verificationCode\":\"V1\""), 200,
 	    SET_ANSWER("{\"updated\":{\"S1\":null}}"));
 	assert_int_equal(a->mode, ACCT_SUBSCRIPTION);
-	snprintf(text, sizeof(text), "{\"a\":\"k\",\"h\":\"%s\","
-	    "\"c\":{\"A1\":{\"Email\":\"e9\"}}}", hash);
+	snprintf(text, sizeof(text), "{\"a\":\"k\",\"h\":\"%s\",\"b\":"
+	    "{\"@type\":\"StateChange\",\"changed\":"
+	    "{\"A1\":{\"Email\":\"e9\"}}}}", hash);
 	o = json_tokener_parse(text);
 	callback_passed(a, o);
 	json_object_put(o);

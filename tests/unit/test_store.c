@@ -321,7 +321,7 @@ static void mode_count(void *ctx, const char *mode, long long accounts,
 static void push_rows_modes_and_subscriptions(void **state)
 {
 	struct fixture *f = *state;
-	char hash[65], modes[256] = "", *id;
+	char hash[65], modes[256] = "", acct[16], *id;
 	long long exp, all, expired, due;
 	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL,
 	    .tabs = 2, .updated = 10 };
@@ -350,8 +350,11 @@ static void push_rows_modes_and_subscriptions(void **state)
 	free(id);
 	assert_int_equal(store_push_held(f->st, "a1", &id, hash, 64, &exp), 0);
 	assert_null(id);
-	assert_int_equal(store_push_token_known(f->st, hash), 1);
-	assert_int_equal(store_push_token_known(f->st, "0"), 0);
+	assert_int_equal(store_push_token_account(f->st, hash, acct,
+	    sizeof(acct)), 1);
+	assert_string_equal(acct, "a2");
+	assert_int_equal(store_push_token_account(f->st, "0", acct,
+	    sizeof(acct)), 0);
 	assert_int_equal(store_push_subs(f->st, 500, 1500, &all, &expired, &due), 0);
 	assert_int_equal(all, 1);
 	assert_int_equal(expired, 0);
@@ -368,7 +371,8 @@ static void push_rows_modes_and_subscriptions(void **state)
 	modes[0] = '\0';
 	assert_int_equal(store_push_modes(f->st, mode_count, modes), 0);
 	assert_string_equal(modes, "");
-	assert_int_equal(store_push_token_known(f->st, hash), 0);
+	assert_int_equal(store_push_token_account(f->st, hash, acct,
+	    sizeof(acct)), 0);
 }
 
 static void node_seen(void *ctx, const char *name, long long started,
