@@ -97,11 +97,18 @@ void acct_fall_back(struct acct *a, enum acct_mode from, const char *why)
 void acct_begin(struct acct *a)
 {
 	unsigned i;
+	int wait = 0;
 
 	a->follower = 0;
 	for (i = 0; i < ACCT_NMODES && !a->dead; i++)
 		if (acct_chan(a, acct_order[i])->start)
-			acct_chan(a, acct_order[i])->start(a);
+			wait |= acct_chan(a, acct_order[i])->start(a);
+	if (!wait)
+		acct_choose(a);
+}
+
+void acct_choose(struct acct *a)
+{
 	acct_set_mode(a, acct_next(a, ACCT_NMODES), "a tab is open");
 }
 
@@ -190,7 +197,7 @@ void acct_end(struct acct *a)
 	ev_defer(&pd->ev, acct_free, a);
 }
 
-char *acct_primary_mail(struct pushd *pd, const struct sess *s)
+char *acct_primary_mail(struct app *app, const struct sess *s)
 {
 	struct buf doc;
 	json_object *o, *p;
@@ -198,7 +205,7 @@ char *acct_primary_mail(struct pushd *pd, const struct sess *s)
 	char *out = NULL;
 
 	buf_init(&doc, SESSION_DOC_MAX);
-	if (sess_doc(&pd->app, s, &doc) == 0 && doc.len &&
+	if (sess_doc(app, s, &doc) == 0 && doc.len &&
 	    (o = js_parse(doc.data, doc.len)) != NULL) {
 		p = js_obj(o, "primaryAccounts");
 		if (p && (id = js_str(p, MAIL_CAP)) != NULL)
@@ -376,7 +383,7 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s,
 	memcpy(a->key, s->account, sizeof(a->key));
 	buf_init(&a->creds, 4096);
 	a->mode = ACCT_NMODES;          /* none yet: acct_start chooses */
-	a->jmap_id = jmap_id ? strdup(jmap_id) : acct_primary_mail(pd, s);
+	a->jmap_id = jmap_id ? strdup(jmap_id) : NULL;
 	a->api_url = strdup(s->api_url);
 	a->event_url = strdup(s->event_url);
 	if (!a->jmap_id || !a->api_url || !a->event_url) {
@@ -392,13 +399,8 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s,
 	return a;
 }
 
-int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t)
-{
-	return acct_attach_as(pd, s, NULL, t);
-}
-
-int acct_attach_as(struct pushd *pd, const struct sess *s,
-    const char *jmap_id, struct acct_tab *t)
+int acct_attach(struct pushd *pd, const struct sess *s, const char *jmap_id,
+    struct acct_tab *t)
 {
 	struct acct *a = acct_find(pd, s->account);
 	int fresh = a == NULL;

@@ -22,6 +22,7 @@
 #include "mcurl.h"
 #include "sess.h"
 
+struct app;
 struct pushd;
 struct acct_tab;
 struct chan_poll;
@@ -121,8 +122,11 @@ struct store_push_row;
 struct chan {
 	const char *name;
 	/* A tab is there: begin (again) what the channel does before it can
-	 * carry (a subscription is looked for), or NULL. */
-	void (*start)(struct acct *a);
+	 * carry (a subscription is looked for), or NULL. 1 when the choice
+	 * of the channel in charge must wait for it (acct_choose, once it
+	 * knows whether it can carry: an earlier run's subscription is
+	 * read), else 0. */
+	int (*start)(struct acct *a);
 	/* Whether it can carry the account's changes now. */
 	int (*usable)(const struct acct *a);
 	/* It carries them from now on (started if it did not run). */
@@ -145,16 +149,14 @@ unsigned acct_type_bit(const char *name, size_t n);
 extern const char *const acct_type_names[ACCT_NTYPES];
 
 /* Adds t to the account of session s, creating the account (and starting
- * its upstream channel) for its first tab: 0 or -1. */
-int acct_attach(struct pushd *pd, const struct sess *s, struct acct_tab *t);
-/* The same for a session opened without its cookie (a Web Push watch):
- * jmap_id names its primary mail account, which its sealed document
- * would. */
-int acct_attach_as(struct pushd *pd, const struct sess *s,
-    const char *jmap_id, struct acct_tab *t);
+ * its upstream channel) for its first tab, which jmap_id names the
+ * primary mail account of (NULL when the account is followed already):
+ * 0 or -1. */
+int acct_attach(struct pushd *pd, const struct sess *s, const char *jmap_id,
+    struct acct_tab *t);
 /* The JMAP accountId of session s's primary mail account (malloc'd), or
- * NULL. */
-char *acct_primary_mail(struct pushd *pd, const struct sess *s);
+ * NULL: read from the store, on the database thread (app: dbq_app's). */
+char *acct_primary_mail(struct app *app, const struct sess *s);
 /* The account of key while pushd follows it, or NULL. */
 struct acct *acct_lookup(struct pushd *pd, const char *key);
 /* fn(a, ctx) on every live account, the next saved first (fn may end a). */
@@ -215,6 +217,9 @@ void acct_resync(struct acct *a);
 /* The channel m carries the account's changes from now on (why: for the
  * log, which tells each change once). */
 void acct_set_mode(struct acct *a, enum acct_mode m, const char *why);
+/* The channels started: the best usable one carries (once, for a
+ * channel whose start asked to wait). */
+void acct_choose(struct acct *a);
 /* The channel `from` cannot carry them (why): the next usable one in the
  * order of preference does. */
 void acct_fall_back(struct acct *a, enum acct_mode from, const char *why);

@@ -506,7 +506,7 @@ void acct_check_tabs(struct acct *a, int revoke)
 		if (t->dead)
 			continue;
 		if (t->acct_creds)
-			sess_refused(&pd->app, t->sess_id);
+			check_verdict(pd, t->sess_id, 1);
 		t->ops->end(t);
 	}
 }

@@ -1,7 +1,8 @@
 /* callback: POST /api/push/<token>, what a JMAP server sends to a
  * PushSubscription of this pushd (RFC 8620 7.2): its PushVerification,
  * then each StateChange. The token is found by its SHA-256, among the
- * accounts in memory or, after a restart, in the store. (Lifetime:
+ * accounts in memory or, after a restart or when another node holds the
+ * account, in the store (on the database thread: route.c). (Lifetime:
  * pushd.h.) */
 #include "callback.h"
 
@@ -43,25 +44,17 @@ static struct acct *acct_by_token(struct pushd *pd, const char *hash)
 	return NULL;
 }
 
-/* A subscription whose account is not followed here with it (a restart,
- * or another node holds the account): 1 with its account's key when the
- * database holds the token's hash. Looked up by the hash, so that what
- * the lookup's time tells is of a hash, not of the token. */
-static int token_stored(struct pushd *pd, const char *hash,
-    char key[APP_KEY_HEX + 1])
+int callback_here(struct pushd *pd, const char *hash)
 {
-	return store_push_token_account(pd->app.store, hash, key,
-	    APP_KEY_HEX + 1);
+	return acct_by_token(pd, hash) != NULL;
 }
 
-int callback_token_known(struct pushd *pd, const char *token)
+/* Looked up by the hash, so that what the lookup's time tells is of a
+ * hash, not of the token. */
+int callback_stored(struct store *st, const char *hash,
+    char key[APP_KEY_HEX + 1])
 {
-	char hash[ACCT_TOKEN_HEX + 1];
-
-	char key[APP_KEY_HEX + 1];
-
-	sub_token_hash(token, hash);
-	return acct_by_token(pd, hash) ? 1 : token_stored(pd, hash, key);
+	return store_push_token_account(st, hash, key, APP_KEY_HEX + 1);
 }
 
 /* A PushVerification: its code goes back to the mail server (a is NULL
@@ -150,18 +143,15 @@ void callback_passed(struct acct *a, json_object *o)
 		take(a, hash, b);
 }
 
-int callback_handle(struct pushd *pd, const char *token,
+int callback_take(struct pushd *pd, const char *hash, const char *key,
     const char *content_type, const char *body, size_t n)
 {
-	char hash[ACCT_TOKEN_HEX + 1], key[APP_KEY_HEX + 1];
-	struct acct *a;
+	struct acct *a = acct_by_token(pd, hash);
 	json_object *o;
-	int known, rc = 400;
+	int rc = 400;
 
-	sub_token_hash(token, hash);
-	if ((a = acct_by_token(pd, hash)) == NULL &&
-	    (known = token_stored(pd, hash, key)) <= 0)
-		return known == -1 ? 500 : 404;
+	if (a == NULL && key == NULL)
+		return 404;
 	if (content_type == NULL || strncasecmp(content_type, "application/json", 16) ||
 	    (content_type[16] != '\0' && content_type[16] != ';'))
 		return 415;

@@ -14,13 +14,21 @@
 #include "acct.h"
 
 struct pushd;
+struct store;
 
-/* Whether token is a push subscription's of this pushd: 1, 0, or -1 when
- * the database cannot tell. */
-int callback_token_known(struct pushd *pd, const char *token);
-/* The request: the HTTP status to answer (202 accepted, 403 refused, 400
- * malformed, 404 unknown, 415 not JSON, 500). */
-int callback_handle(struct pushd *pd, const char *token,
+/* A token is known by its hash (sub_token_hash): first among the
+ * accounts followed here, on the loop; else in the store, on the
+ * database thread (dbq.h). */
+/* Whether hash is the token of a subscription followed here: 1 or 0. */
+int callback_here(struct pushd *pd, const char *hash);
+/* Whether the store holds hash as a subscription's token: 1 with its
+ * account's key in key, 0, or -1 when the store cannot tell. */
+int callback_stored(struct store *st, const char *hash,
+    char key[APP_KEY_HEX + 1]);
+/* A callback for the token of hash, followed here or (key set, from
+ * callback_stored) only stored: the HTTP status to answer (202 accepted,
+ * 403 refused, 400 malformed, 404 unknown, 415 not JSON). */
+int callback_take(struct pushd *pd, const char *hash, const char *key,
     const char *content_type, const char *body, size_t n);
 /* A callback that reached another node, passed on (bus.c) to this one,
  * which holds account a: {"a": key, "h": token hash, "b": the push

@@ -61,6 +61,7 @@ struct chan_sub {
 	struct ev_timer timer;           /* renewal check, verification deadline */
 	struct ev_timer idle_timer;      /* no tab for push_idle: destroy */
 	struct ev_timer grace_timer;     /* the relay closes after verification */
+	struct sub_load *load;           /* an earlier run's, being read */
 	uint8_t state;                   /* enum chan_sub_state */
 	uint8_t step;                    /* the call in flight (its table row) */
 	unsigned want;                   /* calls waiting (bits, chan_sub.c) */

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "dbq.h"
 #include "js.h"
 #include "log.h"
 #include "pushd.h"
@@ -79,23 +80,80 @@ static void sub_device(struct pushd *pd, char out[APP_KEY_HEX + 1])
 	app_key(&pd->app, "device", "pushd", out);
 }
 
-/* A verified subscription from an earlier run, when not yet expired. */
-static void sub_load(struct chan_sub *s)
-{
-	long long expires;
+/* A verified subscription from an earlier run, read off the loop (dbq.h):
+ * until it is in, the subscription makes no call. */
+struct sub_load {
+	struct dbq_job j;
+	struct chan_sub *s;        /* NULL once the subscription went */
+	char account[APP_KEY_HEX + 1];
 	char *id;
+	char token_hash[ACCT_TOKEN_HEX + 1];
+	long long expires;
+};
 
-	if (store_push_held(s->a->pd->app.store, s->a->key, &id, s->token_hash,
-	    ACCT_TOKEN_HEX, &expires) != 1)
+static void load_work(struct dbq_job *j, struct store *st)
+{
+	struct sub_load *k = container_of(j, struct sub_load, j);
+
+	j->rc = store_push_held(st, k->account, &k->id, k->token_hash,
+	    ACCT_TOKEN_HEX, &k->expires);
+}
+
+/* What sub_start waited for is in: the channel in charge is chosen (a
+ * verified subscription at once, with no stream meanwhile), and the
+ * first call checks the subscription. */
+static void sub_loaded(struct chan_sub *s)
+{
+	if (!sub_alive(s))
 		return;
-	if (expires > (long long)time(NULL)) {
-		s->id = id;
-		s->expires = expires;
-		s->state = SUB_VERIFIED;
-	} else {
-		free(id);
-		memset(s->token_hash, 0, sizeof(s->token_hash));
+	s->want |= WANT(STEP_GET);
+	acct_choose(s->a);
+	sub_next(s);
+}
+
+/* Used when not yet expired; then the first call checks it is still
+ * there. */
+static void load_done(struct dbq_job *j)
+{
+	struct sub_load *k = container_of(j, struct sub_load, j);
+	struct chan_sub *s = k->s;
+
+	if (s) {
+		s->load = NULL;
+		if (j->rc == 1 && k->expires > (long long)time(NULL)) {
+			s->id = k->id;
+			k->id = NULL;
+			memcpy(s->token_hash, k->token_hash, sizeof(s->token_hash));
+			s->expires = k->expires;
+			s->state = SUB_VERIFIED;
+		}
+		sub_loaded(s);
 	}
+	free(k->id);
+	seal_wipe(k->token_hash, sizeof(k->token_hash));
+	free(k);
+}
+
+/* 1 while the read is out (sub_loaded follows), 0 when none is. */
+static int sub_load(struct chan_sub *s)
+{
+	struct sub_load *k = calloc(1, sizeof(*k));
+
+	if (k) {
+		memcpy(k->account, s->a->key, sizeof(k->account));
+		k->s = s;
+		k->j.work = load_work;
+		k->j.done = load_done;
+		s->load = k;
+		if (dbq_push(s->pd, &k->j) == 0)
+			return 1;
+		s->load = NULL;
+		free(k);
+	}
+	/* None read: a new subscription is made. */
+	s->want |= WANT(STEP_GET);
+	sub_next(s);
+	return 0;
 }
 
 /* The next renewal check, or the verification deadline. */
@@ -367,8 +425,8 @@ static void sub_next(struct chan_sub *s)
 	json_object *args;
 	int i;
 
-	while (sub_alive(s) && s->job.easy == NULL && !a->pd->in_curl &&
-	    (i = sub_pick(s, &args)) >= 0) {
+	while (sub_alive(s) && s->job.easy == NULL && !s->load &&
+	    !a->pd->in_curl && (i = sub_pick(s, &args)) >= 0) {
 		if (args && sub_call(s, i, sub_steps[i].method, args) == 0)
 			return;
 		if (args)
@@ -463,6 +521,8 @@ static void sub_free(void *v)
 	struct chan_sub *s = v;
 
 	mc_cancel(s->pd, &s->job);
+	if (s->load)
+		s->load->s = NULL;
 	buf_free(&s->resp);
 	free(s->id);
 	free(s->verify_code);
@@ -489,21 +549,21 @@ static void sub_stop(struct acct *a)
 
 /* A tab is there: back from idle, the subscription carries on; for a new
  * account, one is looked for (a verified one from an earlier run is used
- * at once; the first call checks it is still there and clears our
- * leftovers). */
-static void sub_start(struct acct *a)
+ * at once: the channel in charge is chosen once it is read; the first
+ * call checks it is still there and clears our leftovers). */
+static int sub_start(struct acct *a)
 {
 	struct chan_sub *s = a->sub;
 
 	if (s) {
 		ev_timer_stop(&a->pd->ev, &s->idle_timer);
-		return;
+		return s->load != NULL;
 	}
 	if (!sub_enabled(a->pd))
-		return;
+		return 0;
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		log_err("pushd: out of memory for a push subscription");
-		return;
+		return 0;
 	}
 	s->a = a;
 	s->pd = a->pd;
@@ -512,9 +572,7 @@ static void sub_start(struct acct *a)
 	ev_timer_init(&s->idle_timer, sub_on_idle);
 	ev_timer_init(&s->grace_timer, sub_on_grace);
 	a->sub = s;
-	sub_load(s);
-	s->want |= WANT(STEP_GET);
-	sub_next(s);
+	return sub_load(s);
 }
 
 static int sub_usable(const struct acct *a)

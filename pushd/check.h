@@ -1,8 +1,9 @@
 /* check: a tab's own credentials, asked of the mail server (its session
  * resource, as sign-in does) when nothing vouches for its session. The
  * answer records the acceptance, or ends the session and, through the
- * set's refused callback, its streams. One question at a time per
- * session. (Lifetime: pushd.h.) */
+ * set's refused callback, its streams (the session's row is written on
+ * the database thread). One question at a time per session. (Lifetime:
+ * pushd.h.) */
 #ifndef POSTERN_CHECK_H
 #define POSTERN_CHECK_H
 
@@ -31,5 +32,8 @@ void check_start(struct check_set *set, const struct sess *s);
  * after the batch. */
 void check_stop_all(struct check_set *set);
 void check_free_all(struct check_set *set);
+/* Records the mail server's verdict on session sess_id, off the loop
+ * (dbq.h): accepted now, or refused (the session ends). */
+void check_verdict(struct pushd *pd, const char *sess_id, int refused);
 
 #endif

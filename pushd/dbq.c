@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "log.h"
 #include "pushd.h"
 #include "store.h"
@@ -23,6 +24,9 @@ struct dbq {
 	int stop;
 	int efd;                             /* the thread wakes the loop */
 	struct store *st;                    /* the thread's own */
+	/* The thread's view of the process (dbq_app): the loop's
+	 * configuration and secret, read only; its own store and caches. */
+	struct app app;
 	struct ev_io io;
 };
 
@@ -52,6 +56,8 @@ static void *dbq_thread(void *p)
 			log_warn("pushd: the database thread cannot wake the loop");
 	}
 	pthread_mutex_unlock(&q->mu);
+	/* The budget's batched hits are written, on the thread's store. */
+	app_close_caches(&q->app);
 	return NULL;
 }
 
@@ -93,6 +99,8 @@ static void dbq_free(struct dbq *q)
 {
 	if (q->efd != -1)
 		close(q->efd);
+	/* What work run after the thread ended cached (dbq_stop's dones). */
+	app_close_caches(&q->app);
 	store_close(q->st);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->mu);
@@ -120,6 +128,12 @@ int dbq_start(struct pushd *pd)
 		return -1;
 	}
 	store_set_node(q->st, pd->app.cfg.node_name);
+	q->app = pd->app;
+	q->app.store = q->st;
+	q->app.up = NULL;
+	q->app.rate_cache = NULL;
+	q->app.sess_cache = NULL;
+	q->app.n_closers = 0;
 	if (ev_io_add(&pd->ev, &q->io, q->efd, EPOLLIN, dbq_ready) == -1 ||
 	    pthread_create(&q->thread, NULL, dbq_thread, q) != 0) {
 		log_err("pushd: the database thread does not start");
@@ -141,12 +155,13 @@ static void dbq_later(void *p)
 	j->done(j);
 }
 
-static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first)
+static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first,
+    int bounded)
 {
 	struct dbq *q = pd->dbq;
 
 	j->pd = pd;             /* a refused job's done may still need it */
-	if (pd->dbq_out >= DBQ_MAX && !first)
+	if (pd->dbq_out >= DBQ_MAX && bounded)
 		return -1;
 	j->next = NULL;
 	pd->dbq_out++;
@@ -181,14 +196,24 @@ static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first)
 	return 0;
 }
 
+struct app *dbq_app(struct pushd *pd)
+{
+	return pd->dbq ? &pd->dbq->app : &pd->app;
+}
+
 int dbq_push(struct pushd *pd, struct dbq_job *j)
 {
-	return dbq_queue(pd, j, 0);
+	return dbq_queue(pd, j, 0, 1);
 }
 
 int dbq_push_first(struct pushd *pd, struct dbq_job *j)
 {
-	return dbq_queue(pd, j, 1);
+	return dbq_queue(pd, j, 1, 0);
+}
+
+int dbq_push_request(struct pushd *pd, struct dbq_job *j)
+{
+	return dbq_queue(pd, j, 0, 0);
 }
 
 void dbq_stop(struct pushd *pd)

@@ -14,6 +14,7 @@
 #ifndef POSTERN_PUSHD_DBQ_H
 #define POSTERN_PUSHD_DBQ_H
 
+struct app;
 struct pushd;
 struct store;
 
@@ -39,6 +40,10 @@ struct dbq_job {
 /* Opens the thread's own connection to state_db and starts it: 0, or -1
  * (logged; pushd then runs its database work on the loop). */
 int dbq_start(struct pushd *pd);
+/* For a job's work: the process as the thread sees it (its store is the
+ * work's st), for what takes a struct app (sessions, rate limits): the
+ * configuration and secret, with caches of the thread's own. */
+struct app *dbq_app(struct pushd *pd);
 /* Queues j (work and done set): 0, or -1 when DBQ_MAX jobs are out (j is
  * not queued; the caller frees it). */
 int dbq_push(struct pushd *pd, struct dbq_job *j);
@@ -46,6 +51,11 @@ int dbq_push(struct pushd *pd, struct dbq_job *j);
  * or a heartbeat, which must not wait behind bulk work (a renewal that
  * waits 6 s fences the node). */
 int dbq_push_first(struct pushd *pd, struct dbq_job *j);
+/* The same, in order, past DBQ_MAX: a request's (route.h), which the
+ * requests pushd takes bound already (PUSHD_CONN_REQS on each of at most
+ * max_conns connections), and which must not be refused when thousands
+ * of tabs come back at once. */
+int dbq_push_request(struct pushd *pd, struct dbq_job *j);
 /* At shutdown, after the accounts ended: the thread runs what is queued
  * (their rows released), the dones run, the connection closes. */
 void dbq_stop(struct pushd *pd);

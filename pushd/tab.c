@@ -12,6 +12,7 @@
 #include "pct.h"
 #include "pushd.h"
 #include "req.h"
+#include "route.h"
 
 #define QUERY_VALUE_MAX 256
 
@@ -264,7 +265,9 @@ static void tab_replaced(struct tab *t)
 	tab_end(t);
 }
 
-void tab_handle(struct req *r)
+/* Opens the stream; jmap_id names the session's primary mail account
+ * when its account is not followed here yet. */
+static void tab_open(struct req *r, const char *jmap_id)
 {
 	struct preq *q = conn_preq(r);
 	struct pushd *pd = q->c->pd;
@@ -305,7 +308,7 @@ void tab_handle(struct req *r)
 		free(t);
 		goto fail;
 	}
-	if (acct_attach(pd, r->sess, &t->at) == -1) {
+	if (acct_attach(pd, r->sess, jmap_id, &t->at) == -1) {
 		cap_remove(&pd->cap, &t->cap);
 		free(t);
 		goto fail;
@@ -320,4 +323,48 @@ void tab_handle(struct req *r)
 	return;
 fail:
 	req_error(r, ERR_INTERNAL, "The stream could not be opened.");
+}
+
+/* A session's first stream here: its primary mail account is read from
+ * its sealed document, on the database thread. */
+struct doc_wait {
+	struct route_wait w;
+	char *jmap_id;
+};
+
+static void doc_work(struct dbq_job *j, struct store *st)
+{
+	struct doc_wait *d = container_of(j, struct doc_wait, w.j);
+
+	(void)st;
+	d->jmap_id = acct_primary_mail(dbq_app(j->pd), d->w.sess);
+}
+
+static void doc_then(struct req *r, struct route_wait *w)
+{
+	tab_open(r, container_of(w, struct doc_wait, w)->jmap_id);
+}
+
+static void doc_free(struct route_wait *w)
+{
+	struct doc_wait *d = container_of(w, struct doc_wait, w);
+
+	free(d->jmap_id);
+	free(d);
+}
+
+void tab_handle(struct req *r)
+{
+	struct pushd *pd = conn_preq(r)->c->pd;
+	struct doc_wait *d;
+
+	if (acct_lookup(pd, r->sess->account) || pd->app.cfg.push_mode ==
+	    CFG_PUSH_OFF || (d = calloc(1, sizeof(*d))) == NULL) {
+		tab_open(r, NULL);
+		return;
+	}
+	d->w.j.work = doc_work;
+	d->w.then = doc_then;
+	d->w.free = doc_free;
+	route_wait(r, &d->w);
 }

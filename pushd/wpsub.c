@@ -1,5 +1,6 @@
 #include "wpsub.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "pushd.h"
 #include "req.h"
+#include "route.h"
 #include "seal.h"
 #include "serve.h"
 #include "sess.h"
@@ -30,24 +32,81 @@ struct sub_in {
 	unsigned char p256dh[WEBPUSH_P256DH_LEN], auth[WEBPUSH_AUTH_LEN];
 };
 
+/* A request's part on the database thread (route.h), by method. */
+struct sub_wait {
+	struct route_wait w;
+	struct sub_in in;
+	char *endpoint;            /* GET: the stored one; PUT: in's, copied */
+	struct buf sealed;         /* PUT: the credentials, sealed */
+	long long created;
+	int status;                /* PUT: 0, or 500 (no mail account) */
+	struct others *others;     /* PUT: the sessions whose row went */
+};
+
+static void sub_free(struct route_wait *w)
+{
+	struct sub_wait *x = container_of(w, struct sub_wait, w);
+
+	free(x->endpoint);
+	buf_wipe_free(&x->sealed);
+	free(x->others);
+	free(x);
+}
+
+static struct sub_wait *sub_wait_new(void (*work)(struct dbq_job *,
+    struct store *), void (*then)(struct req *, struct route_wait *))
+{
+	struct sub_wait *x = calloc(1, sizeof(*x));
+
+	if (x == NULL)
+		return NULL;
+	buf_init(&x->sealed, SEALED_MAX);
+	x->w.j.work = work;
+	x->w.then = then;
+	x->w.free = sub_free;
+	return x;
+}
+
 static int get_row(void *ctx, const struct store_webpush_row *row)
 {
-	json_object *o = ctx;
+	struct sub_wait *x = ctx;
 
-	json_object_object_add(o, "endpoint", json_object_new_string(row->endpoint));
-	return 0;
+	free(x->endpoint);
+	x->endpoint = strdup(row->endpoint);
+	return x->endpoint ? 0 : -1;
+}
+
+static void get_work(struct dbq_job *j, struct store *st)
+{
+	struct sub_wait *x = container_of(j, struct sub_wait, w.j);
+
+	j->rc = store_webpush_get(st, x->w.sess->id, get_row, x);
+}
+
+static void get_then(struct req *r, struct route_wait *w)
+{
+	struct sub_wait *x = container_of(w, struct sub_wait, w);
+	json_object *o;
+
+	if (w->j.rc == -1) {
+		serve_store_failed(r);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "endpoint",
+	    x->endpoint ? json_object_new_string(x->endpoint) : NULL);
+	req_json(r, 200, o);
+	json_object_put(o);
 }
 
 static void sub_get(struct req *r)
 {
-	json_object *o = json_object_new_object();
+	struct sub_wait *x = sub_wait_new(get_work, get_then);
 
-	json_object_object_add(o, "endpoint", NULL);
-	if (store_webpush_get(r->app->store, r->sess->id, get_row, o) == -1)
-		serve_store_failed(r);
+	if (x == NULL)
+		req_error(r, ERR_INTERNAL, NULL);
 	else
-		req_json(r, 200, o);
-	json_object_put(o);
+		route_wait(r, &x->w);
 }
 
 static int key_field(json_object *keys, const char *name, unsigned char *out,
@@ -134,88 +193,143 @@ static int other_row(void *ctx, const struct store_webpush_row *row)
 }
 
 /* A browser has one push subscription: a new session's takes it over, so
- * that the mail of the one before is never shown to the one after. */
-static int take_over(struct req *r, struct pushd *pd, const char *endpoint)
+ * that the mail of the one before is never shown to the one after. The
+ * rows that went are in o, their watches for the loop to end. */
+static int take_over(struct store *st, const char *endpoint, struct others *o)
 {
-	struct others o = { .session = r->sess->id };
+	struct others found = { .session = o->session };
 	int i, rc;
 
-	if (store_webpush_endpoint(r->app->store, endpoint, other_row, &o) == -1)
+	if (store_webpush_endpoint(st, endpoint, other_row, &found) == -1)
 		return -1;
-	for (i = 0; i < o.n; i++) {
+	for (i = 0; i < found.n; i++) {
 		/* Only when the row went: that session may have subscribed
 		 * anew meanwhile, with another endpoint. */
-		if ((rc = store_webpush_delete(r->app->store, o.ids[i],
-		    endpoint)) == -1)
+		if ((rc = store_webpush_delete(st, found.ids[i], endpoint)) == -1)
 			return -1;
 		if (rc > 0) {
-			wp_watch_end(pd, o.accounts[i], o.ids[i]);
-			wp_watch_tell(pd, o.accounts[i], o.ids[i]);
+			memcpy(o->ids[o->n], found.ids[i], SESS_ID_LEN + 1);
+			memcpy(o->accounts[o->n++], found.accounts[i],
+			    APP_KEY_HEX + 1);
 		}
 	}
 	return 0;
 }
 
-static int sub_store(struct req *r, struct pushd *pd, const struct sub_in *in,
-    const char *jmap_id)
+static void put_row(const struct sub_wait *x, const struct sess *s,
+    struct store_webpush_row *row)
 {
-	struct buf sealed;
-	struct store_webpush_row row = {
-		.session = r->sess->id, .account = r->sess->account,
-		.endpoint = in->endpoint,
-		.p256dh = in->p256dh, .p256dh_len = sizeof(in->p256dh),
-		.auth = in->auth, .auth_len = sizeof(in->auth),
-		.created = (long long)time(NULL),
+	*row = (struct store_webpush_row){
+		.session = s->id, .account = s->account,
+		.endpoint = x->endpoint,
+		.p256dh = x->in.p256dh, .p256dh_len = sizeof(x->in.p256dh),
+		.auth = x->in.auth, .auth_len = sizeof(x->in.auth),
+		.created = x->created,
+		.sealed = (const unsigned char *)x->sealed.data,
+		.sealed_len = x->sealed.len,
 	};
-	int rc = -1;
-
-	buf_init(&sealed, SEALED_MAX);
-	if (take_over(r, pd, in->endpoint) == 0 &&
-	    wp_seal(pd, r->sess, jmap_id, &sealed) == 0) {
-		row.sealed = (const unsigned char *)sealed.data;
-		row.sealed_len = sealed.len;
-		if ((rc = store_webpush_put(r->app->store, &row)) == 0) {
-			wp_watch_row(pd, &row);
-			wp_watch_tell(pd, row.account, row.session);
-		}
-	}
-	buf_wipe_free(&sealed);
-	return rc;
 }
 
-static void sub_put(struct req *r, struct pushd *pd)
+static void put_work(struct dbq_job *j, struct store *st)
+{
+	struct sub_wait *x = container_of(j, struct sub_wait, w.j);
+	const struct sess *s = x->w.sess;
+	struct store_webpush_row row;
+	char *jmap_id = acct_primary_mail(dbq_app(j->pd), s);
+
+	j->rc = -1;
+	if (jmap_id == NULL) {
+		x->status = 500;
+		return;
+	}
+	x->others->session = s->id;
+	if (wp_seal(j->pd, s, jmap_id, &x->sealed) == 0 &&
+	    take_over(st, x->endpoint, x->others) == 0) {
+		put_row(x, s, &row);
+		j->rc = store_webpush_put(st, &row);
+	}
+	free(jmap_id);
+}
+
+static void put_then(struct req *r, struct route_wait *w)
+{
+	struct sub_wait *x = container_of(w, struct sub_wait, w);
+	struct pushd *pd = w->j.pd;
+	struct store_webpush_row row;
+	int i;
+
+	for (i = 0; i < x->others->n; i++) {
+		wp_watch_end(pd, x->others->accounts[i], x->others->ids[i]);
+		wp_watch_tell(pd, x->others->accounts[i], x->others->ids[i]);
+	}
+	if (x->status == 500) {
+		req_error(r, ERR_INTERNAL, "The session names no mail account.");
+		return;
+	}
+	if (w->j.rc == -1) {
+		serve_store_failed(r);
+		return;
+	}
+	put_row(x, r->sess, &row);
+	wp_watch_row(pd, &row);
+	wp_watch_tell(pd, row.account, row.session);
+	req_status(r, 204);
+	req_end(r);
+}
+
+static void sub_put(struct req *r)
 {
 	json_object *o = req_json_body(r, BODY_MAX, "The subscription", 0);
-	struct sub_in in;
-	char *jmap_id;
+	struct sub_wait *x;
 
 	if (o == NULL)
 		return;
-	if (sub_read(r, o, &in) == 0) {
-		if ((jmap_id = acct_primary_mail(pd, r->sess)) == NULL)
-			req_error(r, ERR_INTERNAL, "The session names no mail "
-			    "account.");
-		else if (sub_store(r, pd, &in, jmap_id) == -1)
-			serve_store_failed(r);
-		else {
-			req_status(r, 204);
-			req_end(r);
-		}
-		free(jmap_id);
+	if ((x = sub_wait_new(put_work, put_then)) == NULL ||
+	    (x->others = calloc(1, sizeof(*x->others))) == NULL) {
+		if (x)
+			sub_free(&x->w);
+		req_error(r, ERR_INTERNAL, NULL);
+	} else if (sub_read(r, o, &x->in) == -1)
+		sub_free(&x->w);        /* answered */
+	else if ((x->endpoint = strdup(x->in.endpoint)) == NULL) {
+		sub_free(&x->w);
+		req_error(r, ERR_INTERNAL, NULL);
+	} else {
+		x->in.endpoint = x->endpoint;   /* o's goes with o */
+		x->created = (long long)time(NULL);
+		route_wait(r, &x->w);
 	}
 	json_object_put(o);
 }
 
-static void sub_delete(struct req *r, struct pushd *pd)
+static void delete_work(struct dbq_job *j, struct store *st)
 {
-	wp_watch_end(pd, r->sess->account, r->sess->id);
-	if (store_webpush_delete(r->app->store, r->sess->id, NULL) == -1) {
+	struct sub_wait *x = container_of(j, struct sub_wait, w.j);
+
+	j->rc = store_webpush_delete(st, x->w.sess->id, NULL);
+}
+
+static void delete_then(struct req *r, struct route_wait *w)
+{
+	if (w->j.rc == -1) {
 		serve_store_failed(r);
 		return;
 	}
-	wp_watch_tell(pd, r->sess->account, r->sess->id);
+	wp_watch_tell(w->j.pd, r->sess->account, r->sess->id);
 	req_status(r, 204);
 	req_end(r);
+}
+
+static void sub_delete(struct req *r, struct pushd *pd)
+{
+	struct sub_wait *x = sub_wait_new(delete_work, delete_then);
+
+	if (x == NULL) {
+		req_error(r, ERR_INTERNAL, NULL);
+		return;
+	}
+	wp_watch_end(pd, r->sess->account, r->sess->id);
+	route_wait(r, &x->w);
 }
 
 void wpsub_handle(struct req *r)
@@ -229,7 +343,7 @@ void wpsub_handle(struct req *r)
 	if (!strcmp(r->method, "GET"))
 		sub_get(r);
 	else if (!strcmp(r->method, "PUT"))
-		sub_put(r, pd);
+		sub_put(r);
 	else if (!strcmp(r->method, "DELETE"))
 		sub_delete(r, pd);
 	else {

@@ -1,5 +1,6 @@
 #include "wpwatch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -132,46 +133,48 @@ static void watch_free(void *p)
 }
 
 /* A watch's session that expired but is still there takes its
- * subscription with it (one that is gone took it already), off the
- * loop. */
-struct expired_job {
+ * subscription with it (one that is gone took it already); a row that
+ * does not open goes whatever its session: off the loop. */
+struct drop_job {
 	struct dbq_job j;
 	const struct app *app;       /* its configuration, read only */
 	char sess_id[SESS_ID_LEN + 1];
 	time_t now;
+	int expired_only;
 };
 
-static void expired_work(struct dbq_job *j, struct store *st)
+static void drop_work(struct dbq_job *j, struct store *st)
 {
-	struct expired_job *e = container_of(j, struct expired_job, j);
+	struct drop_job *e = container_of(j, struct drop_job, j);
 	struct store_sess_row r;
-	int rc = store_sess_times(st, e->sess_id, &r);
+	int rc = e->expired_only ? store_sess_times(st, e->sess_id, &r) : 1;
 
 	j->rc = 0;
-	if (rc == 1 && !sess_row_alive(e->app, &r, e->now) &&
-	    store_webpush_delete(st, e->sess_id, NULL) == -1)
+	if (rc == 1 && (!e->expired_only || !sess_row_alive(e->app, &r,
+	    e->now)) && store_webpush_delete(st, e->sess_id, NULL) == -1)
 		j->rc = -1;
 }
 
-static void expired_done(struct dbq_job *j)
+static void drop_done(struct dbq_job *j)
 {
 	if (j->rc == -1)
-		log_warn("webpush: an expired session's subscription was not "
-		    "deleted");
-	free(container_of(j, struct expired_job, j));
+		log_warn("webpush: a subscription to drop was not deleted");
+	free(container_of(j, struct drop_job, j));
 }
 
-static void watch_expired(struct pushd *pd, const char *sess_id)
+static void watch_drop(struct pushd *pd, const char *sess_id,
+    int expired_only)
 {
-	struct expired_job *e = calloc(1, sizeof(*e));
+	struct drop_job *e = calloc(1, sizeof(*e));
 
 	if (e == NULL)
 		return;
 	e->app = &pd->app;
-	memcpy(e->sess_id, sess_id, sizeof(e->sess_id));
+	snprintf(e->sess_id, sizeof(e->sess_id), "%s", sess_id);
 	e->now = time(NULL);
-	e->j.work = expired_work;
-	e->j.done = expired_done;
+	e->expired_only = expired_only;
+	e->j.work = drop_work;
+	e->j.done = drop_done;
 	if (dbq_push(pd, &e->j) == -1)
 		free(e);
 }
@@ -202,7 +205,7 @@ static void watch_end(struct acct_tab *t)
 	if (w->queued)
 		pd->wp_queued--;
 	if (!pd->stopping)
-		watch_expired(pd, t->sess_id);
+		watch_drop(pd, t->sess_id, 1);
 	acct_detach(t);
 	ev_defer(&pd->ev, watch_free, w);
 }
@@ -241,7 +244,7 @@ static int watch_start(struct pushd *pd, const struct store_webpush_row *row,
 	w->at.watch = 1;
 	w->at.types = 1u << ACCT_EMAIL;
 	memcpy(w->at.sess_id, s.id, sizeof(w->at.sess_id));
-	if (acct_attach_as(pd, &s, f[F_JMAP], &w->at) == -1) {
+	if (acct_attach(pd, &s, f[F_JMAP], &w->at) == -1) {
 		free(w);
 		return -1;
 	}
@@ -263,7 +266,7 @@ int wp_watch_row(struct pushd *pd, const struct store_webpush_row *row)
 	if (wp_unseal(pd, row, &plain, f) == -1) {
 		log_warn("webpush: a subscription that does not open under this "
 		    "secret (dropped)");
-		store_webpush_delete(pd->app.store, row->session, NULL);
+		watch_drop(pd, row->session, 0);
 	} else if ((rc = watch_start(pd, row, f)) == -1)
 		log_warn("webpush: cannot follow a subscription's account");
 	buf_wipe_free(&plain);

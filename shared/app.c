@@ -187,13 +187,18 @@ int app_db(struct app *a)
 	return -1;
 }
 
-void app_close(struct app *a)
+void app_close_caches(struct app *a)
 {
 	int i;
 
 	for (i = 0; i < a->n_closers; i++)
 		a->closers[i](a);
 	a->n_closers = 0;
+}
+
+void app_close(struct app *a)
+{
+	app_close_caches(a);
 	upstream_free(a->up);
 	a->up = NULL;
 	store_close(a->store);

@@ -56,8 +56,11 @@ int app_open_cfg(struct app *a, char *err, size_t errlen);
 int app_open_serving(struct app *a, char *err, size_t errlen);
 /* 0 when the state store is open (opening it now if it was not), else -1. */
 int app_db(struct app *a);
-/* Runs the closers registered (each once, in order), then closes the
- * upstream client, the store and the configuration. */
+/* Runs the closers registered (each once, in order): the caches are
+ * written back and freed; the rest stays open. */
+void app_close_caches(struct app *a);
+/* app_close_caches, then closes the upstream client, the store and the
+ * configuration. */
 void app_close(struct app *a);
 /* Registers fn for app_close (once, however often it is asked). */
 void app_on_close(struct app *a, void (*fn)(struct app *a));

@@ -80,6 +80,16 @@ static int cross_site(const struct req *r)
 	return site && strcmp(site, "same-origin") && strcmp(site, "none");
 }
 
+void serve_no_session(struct req *r, int rc)
+{
+	if (rc == -1) {
+		serve_store_failed(r);
+		return;
+	}
+	serve_clear_cookie(r);
+	req_error(r, ERR_UNAUTHENTICATED, NULL);
+}
+
 static int load_session(struct req *r)
 {
 	char cookie[SESS_COOKIE_LEN + 2];
@@ -91,12 +101,7 @@ static int load_session(struct req *r)
 		rc = sess_lookup(r->app, cookie, r->now, &r->sess);
 	if (rc == 0)
 		return 0;
-	if (rc == -1) {
-		serve_store_failed(r);
-		return -1;
-	}
-	serve_clear_cookie(r);
-	req_error(r, ERR_UNAUTHENTICATED, NULL);
+	serve_no_session(r, rc);
 	return -1;
 }
 
@@ -180,27 +185,37 @@ static int session_good(struct req *r)
 	return 0;
 }
 
-static int within_budget(struct req *r)
+int serve_budget(struct app *a, const char *sess_id, time_t now, long *retry)
 {
 	char what[64];
-	long limit = r->app->cfg.api_budget, retry = 0;
-	long window = r->app->cfg.api_budget_window;
-	int rc;
+	long limit = a->cfg.api_budget, window = a->cfg.api_budget_window;
 
+	*retry = 0;
 	if (limit == 0)
-		return 1;
-	snprintf(what, sizeof(what), "api:%s", r->sess->id);
-	rc = rate_hit_batched(r->app, what, limit, window, r->now, &retry);
-	if (rc == 0)
-		return 1;
+		return 0;
+	snprintf(what, sizeof(what), "api:%s", sess_id);
+	return rate_hit_batched(a, what, limit, window, now, retry);
+}
+
+void serve_over_budget(struct req *r, int rc, long retry)
+{
 	if (rc == 1)
 		req_rate_limited(r, retry);
 	else
 		serve_store_failed(r);
-	return 0;
 }
 
-void serve_dispatch(struct req *r, const struct route *routes)
+static int within_budget(struct req *r)
+{
+	long retry;
+	int rc = serve_budget(r->app, r->sess->id, r->now, &retry);
+
+	if (rc != 0)
+		serve_over_budget(r, rc, retry);
+	return rc == 0;
+}
+
+const struct route *serve_admit(struct req *r, const struct route *routes)
 {
 	const struct route *rt;
 	const char *csrf;
@@ -208,25 +223,34 @@ void serve_dispatch(struct req *r, const struct route *routes)
 
 	if (cross_site(r)) {
 		req_error(r, ERR_CROSS_SITE, NULL);
-		return;
+		return NULL;
 	}
 	if ((rt = find_route(routes, r->path, r->method, &known)) == NULL) {
 		if (known)
 			method_not_allowed(r, routes);
 		else
 			req_error(r, ERR_NOT_FOUND, "No such API endpoint.");
-		return;
+		return NULL;
 	}
 	if (app_db(r->app) == -1) {
 		serve_store_failed(r);
-		return;
+		return NULL;
 	}
 	csrf = req_param(r, SERVE_CSRF_PARAM);
 	if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") &&
 	    (csrf == NULL || *csrf == '\0')) {
 		req_error(r, ERR_MISSING_CSRF, NULL);
-		return;
+		return NULL;
 	}
+	return rt;
+}
+
+void serve_dispatch(struct req *r, const struct route *routes)
+{
+	const struct route *rt;
+
+	if ((rt = serve_admit(r, routes)) == NULL)
+		return;
 	if ((rt->flags & ROUTE_SESSION) && load_session(r) == -1)
 		return;
 	if ((rt->flags & ROUTE_BUDGET) && !within_budget(r))

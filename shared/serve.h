@@ -36,6 +36,21 @@ int serve_main(int argc, char **argv, const char *prog,
     const struct route *routes);
 /* Answers one request that req_init accepted. */
 void serve_dispatch(struct req *r, const struct route *routes);
+
+/* The steps of serve_dispatch, for a caller that runs the database's
+ * part elsewhere (pushd, off its loop). */
+/* The route of r, once the request may go on (same site, a route that
+ * takes its method, the store open, the CSRF header on a change), or
+ * NULL with the refusal answered. */
+const struct route *serve_admit(struct req *r, const struct route *routes);
+/* A session lookup that did not find one (rc 1) or failed (-1): 401 with
+ * the cookie cleared, or 503. */
+void serve_no_session(struct req *r, int rc);
+/* Counts a request against its session's API budget: 0 within it, 1
+ * over it (*retry: seconds), -1 the store failed. */
+int serve_budget(struct app *a, const char *sess_id, time_t now, long *retry);
+/* Answers what serve_budget refused (1: 429 with Retry-After; -1: 503). */
+void serve_over_budget(struct req *r, int rc, long retry);
 /* The Set-Cookie value that ends the session cookie. */
 void serve_clear_cookie(struct req *r);
 /* The mail server refused r->sess's credentials: the session ends, the

@@ -1,5 +1,5 @@
 /* Fuzz target for pushd's push callback (POST /api/push/<token>, the body
- * a JMAP server sends: pushd/callback.c callback_handle).
+ * a JMAP server sends: pushd/callback.c, as route.c calls it).
  *
  * The input's first byte picks the subscription's state, whether the
  * account has a tab, and which token is presented; its first line (after
@@ -59,8 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *token;
 	char *copy, *type, *body, *nl;
+	char hash[ACCT_TOKEN_HEX + 1], key[APP_KEY_HEX + 1];
 	size_t n;
-	int rc;
+	int rc, known;
 
 	if (the == NULL) {
 		setup();
@@ -84,8 +85,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		body = copy + size - 1;
 		n = 0;
 	}
-	rc = callback_handle(&pd, token, (data[0] >> 4) & 1 ? NULL : type,
-	    body, n);
+	/* As route.c: the token's hash followed here, else stored. */
+	sub_token_hash(token, hash);
+	known = callback_here(&pd, hash) ? 2 : callback_stored(pd.app.store,
+	    hash, key);
+	if (known == -1)
+		abort();
+	rc = known == 0 ? 404 : callback_take(&pd, hash, known == 2 ? NULL :
+	    key, (data[0] >> 4) & 1 ? NULL : type, body, n);
 	if (rc != 202 && rc != 400 && rc != 403 && rc != 404 && rc != 415)
 		abort();
 	if (token[0] == 's' && rc != 404)

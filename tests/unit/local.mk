@@ -47,11 +47,13 @@ UNIT_TESTS += tests/unit/test_cap
 tests_unit_test_cap_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_cap_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_acct
-tests_unit_test_acct_SOURCES = tests/unit/test_acct.c tests/unit/testapp.h
+tests_unit_test_acct_SOURCES = tests/unit/test_acct.c tests/unit/testapp.h \
+    tests/unit/testcallback.h
 tests_unit_test_acct_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_acct_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_pushtoken
-tests_unit_test_pushtoken_SOURCES = tests/unit/test_pushtoken.c tests/unit/testapp.h
+tests_unit_test_pushtoken_SOURCES = tests/unit/test_pushtoken.c \
+    tests/unit/testapp.h tests/unit/testcallback.h
 tests_unit_test_pushtoken_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/pushd
 tests_unit_test_pushtoken_LDADD = pushd/libpushd.a $(UNIT_LIBS)
 # Web Push's cryptography: RFC 8291 and RFC 8292.

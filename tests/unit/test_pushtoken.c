@@ -19,6 +19,7 @@
 
 #include "acct.h"
 #include "callback.h"
+#include "testcallback.h"
 #include "chan.h"
 #include "pushd.h"
 #include "seal.h"
@@ -138,20 +139,19 @@ static void stored_token_found_by_hash(void **state)
 {
 	struct testapp *t = *state;
 	static struct pushd pd;
-	char hash[ACCT_TOKEN_HEX + 1];
+	char hash[ACCT_TOKEN_HEX + 1], hash_[ACCT_TOKEN_HEX + 1];
+	char key_[APP_KEY_HEX + 1];
 
 	memset(&pd, 0, sizeof(pd));
 	pd.app = t->app;
 	assert_int_equal(ev_init(&pd.ev), 0);
 	sub_token_hash(TOKEN, hash);
 	insert_sub(t, "token_hash", hash);
-	assert_int_equal(callback_token_known(&pd, TOKEN), 1);
-	assert_int_equal(callback_token_known(&pd, OTHER), 0);
-	assert_int_equal(callback_token_known(&pd, hash), 0);  /* the hash is no token */
-	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
-	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
-	assert_int_equal(callback_handle(&pd, OTHER, "application/json",
-	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
+	assert_int_equal(tc_known(&pd, TOKEN, hash_, key_), 1);
+	assert_int_equal(tc_known(&pd, OTHER, hash_, key_), 0);
+	assert_int_equal(tc_known(&pd, hash, hash_, key_), 0);  /* the hash is no token */
+	assert_int_equal(tc_callback(&pd, TOKEN, STATE_CHANGE), 202);
+	assert_int_equal(tc_callback(&pd, OTHER, STATE_CHANGE), 404);
 	assert_false(db_holds(t, TOKEN));
 	ev_free(&pd.ev);          /* on PostgreSQL: the callback passed on */
 }
@@ -164,7 +164,8 @@ static void account_in_memory_found_by_hash(void **state)
 	static struct pushd pd;
 	static struct acct a;
 	static struct chan_sub sub;
-	char near[sizeof(TOKEN)];
+	char near[sizeof(TOKEN)], hash_[ACCT_TOKEN_HEX + 1];
+	char key_[APP_KEY_HEX + 1];
 
 	memset(&pd, 0, sizeof(pd));
 	memset(&a, 0, sizeof(a));
@@ -181,17 +182,14 @@ static void account_in_memory_found_by_hash(void **state)
 	assert_null(memmem(&a, sizeof(a), TOKEN, strlen(TOKEN)));
 	assert_null(memmem(&sub, sizeof(sub), TOKEN, strlen(TOKEN)));
 	/* Not verified yet: a StateChange is refused, so the token was found. */
-	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
-	    STATE_CHANGE, strlen(STATE_CHANGE)), 403);
+	assert_int_equal(tc_callback(&pd, TOKEN, STATE_CHANGE), 403);
 	sub.state = SUB_VERIFIED;
-	assert_int_equal(callback_handle(&pd, TOKEN, "application/json",
-	    STATE_CHANGE, strlen(STATE_CHANGE)), 202);
+	assert_int_equal(tc_callback(&pd, TOKEN, STATE_CHANGE), 202);
 	memcpy(near, TOKEN, sizeof(near));
 	near[sizeof(near) - 2] ^= 1;
-	assert_int_equal(callback_handle(&pd, near, "application/json",
-	    STATE_CHANGE, strlen(STATE_CHANGE)), 404);
-	assert_int_equal(callback_token_known(&pd, TOKEN), 1);
-	assert_int_equal(callback_token_known(&pd, near), 0);
+	assert_int_equal(tc_callback(&pd, near, STATE_CHANGE), 404);
+	assert_int_equal(tc_known(&pd, TOKEN, hash_, key_), 2);
+	assert_int_equal(tc_known(&pd, near, hash_, key_), 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, testapp_setup, testapp_teardown)
