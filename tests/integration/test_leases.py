@@ -22,6 +22,11 @@ every 2 s.
   is back.
 - A device subscribing to Web Push on the node without the lease gets
   its new mail pushed by the holder (told through PostgreSQL).
+- The holder cut off from PostgreSQL (its connections open, nothing
+  passing, through tests/harness/sockcut.py) while it still reaches the
+  mail server: it stops polling by itself within its fence (6 s), the
+  other node takes over within 20 s, the cut node never polls after
+  that; healed, mail reaches both nodes' tabs.
 - PostgreSQL restarted: still one node polling.
 
 Figures as TAP comments: the takeover times. Skips when PostgreSQL is
@@ -34,6 +39,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,6 +48,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
 import postgres  # noqa: E402
 import pushservice  # noqa: E402
+import sockcut  # noqa: E402
 from client import Client  # noqa: E402
 from faulty import Faulty  # noqa: E402
 from stack import Stack, wait_until  # noqa: E402
@@ -51,6 +58,7 @@ from test_pushd import MARGIN, Stream, changed, is_state, message  # noqa: E402
 
 POLL = 2                # push_poll_interval and push_poll_visible
 TAKEOVER = 20           # the issue's bound on a takeover, seconds
+FENCE = 6               # PUSHD_LEASE_FENCE_MS: a node without renewals stops
 UA = re.compile(rb"(?im)^user-agent: postern-pushd \(node ([\w.-]+)\)\r?$")
 AUTH = re.compile(rb"(?im)^authorization: basic ([A-Za-z0-9+/=]+)\r?$")
 
@@ -103,16 +111,27 @@ class Nodes:
         self.cyrus_stack = None
         self.a = self.b = None
         self.proxy = None
+        self.cuts = {}          # node name -> its relay to PostgreSQL
+
+    def db_through_cut(self, name):
+        """The node's URI to PostgreSQL through a relay of its own that the
+        test can cut (a partition between that node and the database)."""
+        folder = os.path.join(self.root, f"{name}-pg")
+        os.makedirs(folder)
+        os.chmod(folder, 0o755)
+        self.cuts[name] = sockcut.SockCut(os.path.join(self.pg.dir, ".s.PGSQL.5432"),
+                                          os.path.join(folder, ".s.PGSQL.5432")).start()
+        return self.pg.uri.replace(f"host={self.pg.dir}", f"host={folder}")
 
     def start(self):
-        common = {"state_db": self.pg.uri, "push_poll_interval": f"{POLL}s",
-                  "push_poll_visible": f"{POLL}s"}
+        common = {"push_poll_interval": f"{POLL}s", "push_poll_visible": f"{POLL}s"}
         if self.ps:
             common.update({"webpush_ca_file": self.ps.ca_file, "webpush_coalesce": "1s",
                            "webpush_allow_loopback_for_tests": "yes"})
         # A's Cyrus, behind the proxy: every node's upstream.
         self.a = Stack(os.path.join(self.root, "a"),
-                       conf_extra={**common, "node_name": "node-a"})
+                       conf_extra={**common, "node_name": "node-a",
+                                   "state_db": self.db_through_cut("node-a")})
         self.a.start_cyrus()
         self.proxy = Faulty(self.a.cyrus.http_port).start()
         self.a.upstream = self.proxy.url
@@ -122,6 +141,7 @@ class Nodes:
         shutil.copy(os.path.join(self.a.root, "secret"), os.path.join(b_root, "secret"))
         self.b = Stack(b_root, upstream=self.proxy.url,
                        conf_extra={**common, "node_name": "node-b",
+                                   "state_db": self.db_through_cut("node-b"),
                                    "webpush_key_file": os.path.join(self.a.root, "vapid.pem")})
         self.b.start()
 
@@ -133,6 +153,8 @@ class Nodes:
             self.a.cyrus.stop()
         if self.proxy:
             self.proxy.stop()
+        for c in self.cuts.values():
+            c.stop()
 
     def by_name(self, name):
         return self.a if name == "node-a" else self.b
@@ -244,11 +266,47 @@ def frozen(t, nodes, tabs, holder):
     t.ok(not bad, "never two nodes polling, frozen or woken", bad[:5])
 
 
+def partitioned(t, nodes, tabs):
+    """The holder cut off from the database while it still reaches the
+    mail server: its renewals get no answer, so it stops its channels by
+    itself (the fence) before its lease lapses and the other node takes
+    it."""
+    got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
+    t.ok(got is not None, "a node polls for alice", got)
+    holder = got[1] if got else "node-a"
+    other = "node-b" if holder == "node-a" else "node-a"
+    cut_at = time.monotonic()
+    nodes.cuts[holder].cut()
+    try:
+        end = cut_at + TAKEOVER + MARGIN
+        took = None
+        while took is None and time.monotonic() < end:
+            by_other = [at for at, n in polls(nodes.proxy, ALICE, cut_at) if n == other]
+            took = by_other[0] if by_other else None
+            time.sleep(0.2)
+        time.sleep(POLL * 2)    # would the cut node poll again?
+        mine = [at for at, n in polls(nodes.proxy, ALICE, cut_at) if n == holder]
+    finally:
+        nodes.cuts[holder].heal()
+    t.ok(took is not None and took - cut_at <= TAKEOVER,
+         f"{holder} cut off from PostgreSQL: {other} polls for alice within {TAKEOVER} s",
+         took and round(took - cut_at, 2))
+    if took:
+        print(f"# takeover after a partition: {took - cut_at:.2f} s", flush=True)
+    last = mine[-1] - cut_at if mine else 0.0
+    t.ok(last <= FENCE + 1 and (took is None or all(at < took for at in mine)),
+         f"and {holder} stopped polling by itself within its fence ({FENCE} s), "
+         f"before {other} began", f"last poll {last:.2f} s after the cut")
+    both_get_mail(t, nodes, tabs, "after the partition healed")
+
+
 def db_frozen(t, nodes, tabs):
     """pushd never waits for the database on its loop: with PostgreSQL
     frozen (every process SIGSTOPped, as a server that stopped answering),
-    the holder's own tab still gets new mail at its next poll; the
-    follower's gets it once the database is back (NOTIFY)."""
+    a new tab opened on the holder waits for its session, and meanwhile
+    the holder's own tab still gets new mail at its next poll; the new
+    tab opens once the database is back, and the follower's gets the mail
+    then (NOTIFY)."""
     got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
     t.ok(got is not None, "a node polls for alice", got)
     holder = got[1] if got else "node-a"
@@ -256,18 +314,31 @@ def db_frozen(t, nodes, tabs):
     # Less than PUSHD_LEASE_FENCE_MS (6 s) minus a renewal's 3 s: the
     # holder keeps its channel; a poll (every 2 s) falls within.
     hold = 3.0
+    opened = []
     frozen_at = time.monotonic()
     nodes.pg.freeze()
     try:
+        late = threading.Thread(target=lambda: opened.append(
+            Stream(nodes.by_name(holder).port, tabs.cookie, "types=*")))
+        late.start()
+        time.sleep(0.3)         # its request is at pushd, its lookup out
         nodes.a.cyrus.deliver(ALICE, message("database frozen"))
         ev = tabs.on[holder].wait(is_state, hold - (time.monotonic() - frozen_at))
         at = time.monotonic() - frozen_at
+        still_waiting = not opened
     finally:
         nodes.pg.freeze(False)
-    t.ok(ev is not None and at < hold,
-         f"PostgreSQL frozen: the holder's ({holder}) tab gets new mail within {hold:.0f} s, "
-         "before the database is back", f"{ev} after {at:.2f} s")
+    t.ok(ev is not None and at < hold and still_waiting,
+         f"PostgreSQL frozen: with a new tab waiting for its session, the holder's "
+         f"({holder}) tab gets new mail within {hold:.0f} s, before the database is back",
+         f"{ev} after {at:.2f} s; the new tab answered meanwhile: {not still_waiting}")
     print(f"# new mail with the database frozen: {at:.2f} s", flush=True)
+    late.join(15)
+    st = opened[0] if opened else None
+    t.ok(st is not None and st.status == 200,
+         "the new tab opens once the database is back", st and st.status)
+    if st:
+        st.close()
     ev = tabs.on[follower].wait(is_state, POLL + MARGIN)
     t.ok(ev is not None and ALICE in changed(ev),
          f"and the follower's ({follower}) once it is back", tabs.on[follower].events[-3:])
@@ -326,6 +397,7 @@ def main():
             one_channel(t, nodes, tabs, since)
             holder = killed(t, nodes, tabs)
             frozen(t, nodes, tabs, holder)
+            partitioned(t, nodes, tabs)
             pg_restart(t, nodes)
         finally:
             if tabs:
