@@ -5,8 +5,9 @@
  * check; the changes the holder of an account's lease finds reach the
  * tabs this node has of it (node.c: leases). A connection that breaks is
  * made again after BUS_RETRY_MS, and once it listens again every tab's
- * session is checked and every followed account's tabs are told to
- * resync: what was told meanwhile is lost. */
+ * session is checked, every followed account's tabs are told to resync
+ * and the Web Push watches are read again: what was told meanwhile is
+ * lost. */
 #include "bus.h"
 
 #include <poll.h>
@@ -214,6 +215,7 @@ static void bus_watch(struct pushd *pd, int rc)
 		log_info("pushd: listening to the other nodes");
 		bus_check(pd, NULL, NULL);
 		acct_each(pd, bus_resync_one, NULL);
+		wp_watch_recheck(pd);
 	}
 }
 

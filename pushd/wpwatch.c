@@ -418,6 +418,96 @@ void wp_watch_startup(struct pushd *pd)
 	free(x.id);
 }
 
+/* -- after a lost listening connection ------------------------------------- */
+
+/* The stored subscriptions' sessions and accounts, sorted by session. */
+struct pair {
+	char sess_id[SESS_ID_LEN + 1];
+	char account[APP_KEY_HEX + 1];
+};
+
+struct pairs_job {
+	struct dbq_job j;
+	struct pair *p;
+	size_t n, cap;
+};
+
+static int pair_row(void *ctx, const struct store_webpush_row *row)
+{
+	struct pairs_job *k = ctx;
+	void *more;
+
+	if (strlen(row->session) != SESS_ID_LEN ||
+	    strlen(row->account) != APP_KEY_HEX)
+		return 0;
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		if ((more = realloc(k->p, k->cap * sizeof(*k->p))) == NULL)
+			return -1;
+		k->p = more;
+	}
+	memcpy(k->p[k->n].sess_id, row->session, SESS_ID_LEN + 1);
+	memcpy(k->p[k->n++].account, row->account, APP_KEY_HEX + 1);
+	return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct pair *)a)->sess_id,
+	    ((const struct pair *)b)->sess_id);
+}
+
+static void pairs_work(struct dbq_job *j, struct store *st)
+{
+	struct pairs_job *k = container_of(j, struct pairs_job, j);
+
+	j->rc = store_webpush_list(st, NULL, pair_row, k);
+	if (j->rc != -1 && k->n)
+		qsort(k->p, k->n, sizeof(*k->p), pair_cmp);
+}
+
+/* The rows decide, as a told row does: a watch whose row went ends, a
+ * row without a watch is read as if told. The reads and the writes run
+ * in order, so a watch this node makes after the list never meets it. */
+static void pairs_done(struct dbq_job *j)
+{
+	struct pairs_job *k = container_of(j, struct pairs_job, j);
+	struct pushd *pd = j->pd;
+	struct wp_watch *w, *next;
+	struct pair key, *p;
+	size_t i;
+
+	if (j->rc == -1)
+		log_warn("webpush: the stored subscriptions were not read again");
+	else if (!pd->stopping && pd->wp_key) {
+		for (w = pd->watches; w; w = next) {
+			next = w->next;
+			memcpy(key.sess_id, w->at.sess_id, sizeof(key.sess_id));
+			p = k->n ? bsearch(&key, k->p, k->n, sizeof(*k->p),
+			    pair_cmp) : NULL;
+			if (p == NULL || strcmp(p->account, w->at.acct->key))
+				watch_end(&w->at);
+		}
+		for (i = 0; i < k->n; i++)
+			if (!wp_watch_find(pd, k->p[i].account, k->p[i].sess_id))
+				wp_watch_told(pd, k->p[i].account, k->p[i].sess_id);
+	}
+	free(k->p);
+	free(k);
+}
+
+void wp_watch_recheck(struct pushd *pd)
+{
+	struct pairs_job *k;
+
+	if (pd->wp_key == NULL || (k = calloc(1, sizeof(*k))) == NULL)
+		return;
+	k->j.work = pairs_work;
+	k->j.done = pairs_done;
+	if (dbq_push(pd, &k->j) == -1)
+		free(k);
+}
+
 struct wp_watch *wp_watch_find(struct pushd *pd, const char *account,
     const char *sess_id)
 {

@@ -71,6 +71,10 @@ void wp_watch_tell(struct pushd *pd, const char *account, const char *sess_id);
  * is read (off the loop, in order) and, as it is then, watched here too,
  * or its watch ends. */
 void wp_watch_told(struct pushd *pd, const char *account, const char *sess_id);
+/* Listening to the other nodes again: what they told meanwhile is lost,
+ * so the stored rows are read again (off the loop) and decide every
+ * watch, as a told row does. */
+void wp_watch_recheck(struct pushd *pd);
 /* Ends every watch (at shutdown, with the tabs). */
 void wp_watch_shutdown(struct pushd *pd);
 

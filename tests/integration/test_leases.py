@@ -21,7 +21,9 @@ every 2 s.
   mail (pushd's database work is off its loop), the follower's once it
   is back.
 - A device subscribing to Web Push on the node without the lease gets
-  its new mail pushed by the holder (told through PostgreSQL).
+  its new mail pushed by the holder (told through PostgreSQL); also when
+  the holder's listening connection was lost as it was told (the rows
+  are read again once it listens).
 - The holder cut off from PostgreSQL (its connections open, nothing
   passing, through tests/harness/sockcut.py) while it still reaches the
   mail server: it stops polling by itself within its fence (6 s), the
@@ -121,7 +123,9 @@ class Nodes:
         os.chmod(folder, 0o755)
         self.cuts[name] = sockcut.SockCut(os.path.join(self.pg.dir, ".s.PGSQL.5432"),
                                           os.path.join(folder, ".s.PGSQL.5432")).start()
-        return self.pg.uri.replace(f"host={self.pg.dir}", f"host={folder}")
+        # Its connections named after it in pg_stat_activity.
+        return (self.pg.uri.replace(f"host={self.pg.dir}", f"host={folder}")
+                + f"&application_name={name}")
 
     def start(self):
         common = {"push_poll_interval": f"{POLL}s", "push_poll_visible": f"{POLL}s"}
@@ -300,6 +304,33 @@ def partitioned(t, nodes, tabs):
     both_get_mail(t, nodes, tabs, "after the partition healed")
 
 
+def webpush_listen_lost(t, nodes):
+    """The holder's listening connection is lost, and a device subscribes
+    on the other node before it listens again (BUS_RETRY_MS, 1 s): the
+    message is lost, but listening again the holder reads the stored
+    subscriptions and pushes the device's new mail."""
+    got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
+    holder = got[1] if got else "node-a"
+    follower = nodes.by_name("node-b" if holder == "node-a" else "node-a")
+    c = Client(follower.url)
+    t.eq(c.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on the follower again")
+    keys = pushservice.subscriber_keys()
+    ended = nodes.pg.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                          f" WHERE application_name = '{holder}' AND query LIKE 'LISTEN%'")
+    time.sleep(0.1)
+    r = c.request("PUT", "/api/webpush", {"endpoint": nodes.ps.url("/while-deaf"),
+                                          "keys": {"p256dh": keys["p256dh"],
+                                                   "auth": keys["auth"]}})
+    t.ok(ended.startswith("t") and r.status == 204,
+         f"{holder}'s listening connection ended, a device subscribes on the other node",
+         (ended, r.status))
+    time.sleep(3)               # listening again after 1 s, the rows read
+    nodes.a.cyrus.deliver(ALICE, message("to the device, told while deaf"))
+    pushed = nodes.ps.wait(1, POLL + 1 + MARGIN, "/while-deaf")
+    t.ok(len(pushed) == 1, f"listening again, the holder ({holder}) pushes its new mail",
+         len(pushed))
+
+
 def db_frozen(t, nodes, tabs):
     """pushd never waits for the database on its loop: with PostgreSQL
     frozen (every process SIGSTOPped, as a server that stopped answering),
@@ -394,6 +425,7 @@ def main():
             db_frozen(t, nodes, tabs)
             if ps:
                 webpush_elsewhere(t, nodes)
+                webpush_listen_lost(t, nodes)
             one_channel(t, nodes, tabs, since)
             holder = killed(t, nodes, tabs)
             frozen(t, nodes, tabs, holder)
