@@ -491,6 +491,19 @@ static void acct_check_sessions(struct acct *a)
 	}
 }
 
+/* Whether a tab after t (those before it ended already) is of t's
+ * session with the account's credentials: its session's end is written
+ * once, by the last. */
+static int told_later(const struct acct_tab *t)
+{
+	const struct acct_tab *o;
+
+	for (o = t->next; o; o = o->next)
+		if (!o->dead && o->acct_creds && !strcmp(o->sess_id, t->sess_id))
+			return 1;
+	return 0;
+}
+
 void acct_check_tabs(struct acct *a, int revoke)
 {
 	struct pushd *pd = a->pd;
@@ -505,7 +518,7 @@ void acct_check_tabs(struct acct *a, int revoke)
 		next = t->next;
 		if (t->dead)
 			continue;
-		if (t->acct_creds)
+		if (t->acct_creds && !told_later(t))
 			check_verdict(pd, t->sess_id, 1);
 		t->ops->end(t);
 	}

@@ -29,7 +29,7 @@ struct verdict_job {
 static void verdict_work(struct dbq_job *j, struct store *st)
 {
 	struct verdict_job *v = container_of(j, struct verdict_job, j);
-	struct app *a = dbq_app(j->pd);
+	struct app *a = j->app;
 
 	(void)st;
 	if (v->refused)

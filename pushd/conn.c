@@ -238,6 +238,11 @@ void conn_finish(struct preq *q)
 	preq_free(q);
 }
 
+void conn_wait(struct preq *q)
+{
+	conn_arm(q->c);
+}
+
 void conn_head_done(struct preq *q)
 {
 	head_free(q->head);

@@ -73,6 +73,10 @@ int conn_send(struct preq *q, const void *p, size_t n);
 /* Ends the request: the empty STDOUT, END_REQUEST, and unless the web
  * server asked to keep the connection, closes it once drained. Frees q. */
 void conn_finish(struct preq *q);
+/* The request, answered by the web server's side (its body is in),
+ * waits for pushd (route.h) with its head kept: no head timeout for it
+ * from now on, as for an answered one. */
+void conn_wait(struct preq *q);
 /* Frees the head of a request that goes on streaming. */
 void conn_head_done(struct preq *q);
 /* A CGI variable of a request whose head is in, or NULL. */

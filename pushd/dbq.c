@@ -24,9 +24,12 @@ struct dbq {
 	int stop;
 	int efd;                             /* the thread wakes the loop */
 	struct store *st;                    /* the thread's own */
-	/* The thread's view of the process (dbq_app): the loop's
+	/* The thread's view of the process (each job's app): the loop's
 	 * configuration and secret, read only; its own store and caches. */
 	struct app app;
+	/* The loop stopped waiting for the thread (dbq_stop): it runs
+	 * nothing more, whatever is queued. */
+	int abandoned;
 	struct ev_io io;
 };
 
@@ -40,7 +43,7 @@ static void *dbq_thread(void *p)
 	for (;;) {
 		while (q->todo == NULL && !q->stop)
 			pthread_cond_wait(&q->cv, &q->mu);
-		if ((j = q->todo) == NULL)
+		if ((j = q->todo) == NULL || q->abandoned)
 			break;          /* stopping, and nothing left to run */
 		if ((q->todo = j->next) == NULL)
 			q->todo_tail = &q->todo;
@@ -55,10 +58,22 @@ static void *dbq_thread(void *p)
 		if (write(q->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
 			log_warn("pushd: the database thread cannot wake the loop");
 	}
-	pthread_mutex_unlock(&q->mu);
-	/* The budget's batched hits are written, on the thread's store. */
-	app_close_caches(&q->app);
+	/* The budget's batched hits are written, on the thread's store
+	 * (not when the loop went on without it: the configuration the
+	 * thread's app shares may be gone). */
+	if (!q->abandoned) {
+		pthread_mutex_unlock(&q->mu);
+		app_close_caches(&q->app);
+	} else
+		pthread_mutex_unlock(&q->mu);
 	return NULL;
+}
+
+static void dbq_done(struct dbq_job *j)
+{
+	if (!j->request)
+		j->pd->dbq_out--;
+	j->done(j);
 }
 
 /* The dones in hand, in the order the work ran. */
@@ -77,8 +92,7 @@ static void dbq_finish(struct pushd *pd)
 			return;
 		for (; j; j = next) {
 			next = j->next;
-			pd->dbq_out--;
-			j->done(j);
+			dbq_done(j);
 		}
 	}
 }
@@ -149,22 +163,22 @@ int dbq_start(struct pushd *pd)
 /* Without the thread: done after the batch in hand. */
 static void dbq_later(void *p)
 {
-	struct dbq_job *j = p;
-
-	j->pd->dbq_out--;
-	j->done(j);
+	dbq_done(p);
 }
 
 static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first,
-    int bounded)
+    int request)
 {
 	struct dbq *q = pd->dbq;
 
 	j->pd = pd;             /* a refused job's done may still need it */
-	if (pd->dbq_out >= DBQ_MAX && bounded)
+	j->app = q ? &q->app : &pd->app;
+	j->request = (uint8_t)request;
+	if (pd->dbq_out >= DBQ_MAX && !first && !request)
 		return -1;
 	j->next = NULL;
-	pd->dbq_out++;
+	if (!request)
+		pd->dbq_out++;
 	if (q == NULL) {
 		if (pd->app.store)
 			j->work(j, pd->app.store);
@@ -196,14 +210,9 @@ static int dbq_queue(struct pushd *pd, struct dbq_job *j, int first,
 	return 0;
 }
 
-struct app *dbq_app(struct pushd *pd)
-{
-	return pd->dbq ? &pd->dbq->app : &pd->app;
-}
-
 int dbq_push(struct pushd *pd, struct dbq_job *j)
 {
-	return dbq_queue(pd, j, 0, 1);
+	return dbq_queue(pd, j, 0, 0);
 }
 
 int dbq_push_first(struct pushd *pd, struct dbq_job *j)
@@ -211,9 +220,33 @@ int dbq_push_first(struct pushd *pd, struct dbq_job *j)
 	return dbq_queue(pd, j, 1, 0);
 }
 
-int dbq_push_request(struct pushd *pd, struct dbq_job *j)
+void dbq_push_request(struct pushd *pd, struct dbq_job *j)
 {
-	return dbq_queue(pd, j, 0, 0);
+	dbq_queue(pd, j, 0, 1);
+}
+
+void dbq_cancel(struct pushd *pd, struct dbq_job *j)
+{
+	struct dbq *q = pd->dbq;
+	struct dbq_job **pp, *prev = NULL;
+	uint64_t one = 1;
+
+	if (q == NULL)
+		return;         /* without the thread its work ran already */
+	pthread_mutex_lock(&q->mu);
+	for (pp = &q->todo; *pp && *pp != j; pp = &(*pp)->next)
+		prev = *pp;
+	if (*pp == j) {
+		if ((*pp = j->next) == NULL)
+			q->todo_tail = prev ? &prev->next : &q->todo;
+		j->next = NULL;
+		j->rc = -1;
+		*q->done_tail = j;
+		q->done_tail = &j->next;
+		if (write(q->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+			log_warn("pushd: the database thread cannot wake the loop");
+	}
+	pthread_mutex_unlock(&q->mu);
 }
 
 void dbq_stop(struct pushd *pd)
@@ -237,6 +270,9 @@ void dbq_stop(struct pushd *pd)
 	if (pthread_timedjoin_np(q->thread, NULL, &until) != 0) {
 		log_warn("pushd: the database did not answer within %d s at "
 		    "shutdown: what was left for it is not written", DBQ_STOP_S);
+		pthread_mutex_lock(&q->mu);
+		q->abandoned = 1;
+		pthread_mutex_unlock(&q->mu);
 		ev_io_del(&pd->ev, &q->io);
 		pd->dbq = NULL;
 		return;

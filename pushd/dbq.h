@@ -14,6 +14,8 @@
 #ifndef POSTERN_PUSHD_DBQ_H
 #define POSTERN_PUSHD_DBQ_H
 
+#include <stdint.h>
+
 struct app;
 struct pushd;
 struct store;
@@ -29,6 +31,12 @@ struct store;
 struct dbq_job {
 	struct dbq_job *next;
 	struct pushd *pd;
+	/* For work, set when queued: the process as the thread sees it (its
+	 * store is work's st), for what takes a struct app (sessions, rate
+	 * limits): the configuration and secret, with caches of the
+	 * thread's own (without the thread, the loop's). */
+	struct app *app;
+	uint8_t request;             /* queued by dbq_push_request */
 	/* On the database thread, with its store: nothing of the loop's. */
 	void (*work)(struct dbq_job *j, struct store *st);
 	/* On the loop, once work ran (or at shutdown, with pd->stopping set
@@ -40,10 +48,6 @@ struct dbq_job {
 /* Opens the thread's own connection to state_db and starts it: 0, or -1
  * (logged; pushd then runs its database work on the loop). */
 int dbq_start(struct pushd *pd);
-/* For a job's work: the process as the thread sees it (its store is the
- * work's st), for what takes a struct app (sessions, rate limits): the
- * configuration and secret, with caches of the thread's own. */
-struct app *dbq_app(struct pushd *pd);
 /* Queues j (work and done set): 0, or -1 when DBQ_MAX jobs are out (j is
  * not queued; the caller frees it). */
 int dbq_push(struct pushd *pd, struct dbq_job *j);
@@ -51,11 +55,16 @@ int dbq_push(struct pushd *pd, struct dbq_job *j);
  * or a heartbeat, which must not wait behind bulk work (a renewal that
  * waits 6 s fences the node). */
 int dbq_push_first(struct pushd *pd, struct dbq_job *j);
-/* The same, in order, past DBQ_MAX: a request's (route.h), which the
- * requests pushd takes bound already (PUSHD_CONN_REQS on each of at most
- * max_conns connections), and which must not be refused when thousands
- * of tabs come back at once. */
-int dbq_push_request(struct pushd *pd, struct dbq_job *j);
+/* The same, in order, neither bound by DBQ_MAX nor counted in it: a
+ * request's (route.h). The requests pushd holds bound these already
+ * (PUSHD_CONN_REQS on each of at most max_conns connections; a request
+ * that ends cancels its job), and they must not be refused when
+ * thousands of tabs come back at once, nor crowd out the node's own. */
+void dbq_push_request(struct pushd *pd, struct dbq_job *j);
+/* A job whose work has not begun is taken out of the queue: its done
+ * runs after the batch with rc -1 and its work never. One already begun
+ * or done is left as it is. */
+void dbq_cancel(struct pushd *pd, struct dbq_job *j);
 /* At shutdown, after the accounts ended: the thread runs what is queued
  * (their rows released), the dones run, the connection closes. */
 void dbq_stop(struct pushd *pd);

@@ -242,8 +242,8 @@ static void teardown(struct pushd *pd)
 	wp_watch_shutdown(pd);
 	bus_stop(pd);
 	acct_shutdown(pd);
-	dbq_stop(pd);
 	node_stop(pd);
+	dbq_stop(pd);
 	ev_timer_stop(&pd->ev, &pd->flush_timer);
 	ev_flush_deferred(&pd->ev);
 	cap_free(&pd->cap);

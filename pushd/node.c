@@ -340,11 +340,32 @@ void node_start(struct pushd *pd)
 		ev_timer_set(&pd->ev, &pd->lease_timer, PUSHD_LEASE_TICK_MS);
 }
 
+/* The node's row goes on the database thread, after the accounts'
+ * releases queued before it: a database that does not answer at shutdown holds the
+ * thread (dbq_stop gives up after DBQ_STOP_S), never the loop. */
+static void leave_work(struct dbq_job *j, struct store *st)
+{
+	j->rc = store_node_leave(st);
+}
+
+static void leave_done(struct dbq_job *j)
+{
+	if (j->rc == -1)
+		log_warn("pushd: node %s: its row was not removed",
+		    j->pd->app.cfg.node_name);
+	free(j);
+}
+
 void node_stop(struct pushd *pd)
 {
+	struct dbq_job *j = calloc(1, sizeof(*j));
+
 	ev_timer_stop(&pd->ev, &pd->node_timer);
 	ev_timer_stop(&pd->ev, &pd->lease_timer);
-	if (pd->app.store && store_node_leave(pd->app.store) == -1)
-		log_warn("pushd: node %s: its row was not removed",
-		    pd->app.cfg.node_name);
+	if (j == NULL)
+		return;
+	j->work = leave_work;
+	j->done = leave_done;
+	if (dbq_push(pd, j) == -1)
+		free(j);
 }

@@ -8,7 +8,8 @@ struct pushd;
  * up (none of another live node's); the node alive from now on, said
  * every STORE_NODE_BEAT seconds. */
 void node_start(struct pushd *pd);
-/* At stop: the heartbeat ends and the node's row goes. */
+/* At stop, before dbq_stop: the heartbeat ends and the node's row goes
+ * (on the database thread). */
 void node_stop(struct pushd *pd);
 
 #endif

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "pushd.h"
 #include "req.h"
+#include "seal.h"
 #include "serve.h"
 #include "sess.h"
 #include "tab.h"
@@ -68,28 +69,50 @@ static void request_run(struct preq *q, void (*fn)(struct req *r, void *ctx),
 		conn_finish(q);
 }
 
-static void wait_gone(void *owner)
+/* The request ends before the database answered: its work is taken out
+ * of the queue unless it must still be done. */
+static void wait_detach(struct route_wait *w)
 {
-	struct route_wait *w = owner;
+	struct pushd *pd = w->j.pd;
 
 	w->q = NULL;
+	ev_timer_stop(&pd->ev, &w->timer);
+	if (!w->keep)
+		dbq_cancel(pd, &w->j);
 }
 
-static void stopping(struct req *r, void *ctx)
+static void wait_gone(void *owner)
+{
+	wait_detach(owner);
+}
+
+static void unavailable(struct req *r, void *ctx)
 {
 	(void)ctx;
 	serve_store_failed(r);
 }
 
-/* pushd stops: 503, as while the database is away. */
-static void wait_end(void *owner)
+/* pushd stops, or the wait ran out: 503, as while the database is away. */
+static void wait_give_up(struct route_wait *w)
 {
-	struct route_wait *w = owner;
 	struct preq *q = w->q;
 
-	w->q = NULL;
+	wait_detach(w);
 	q->stream.owner = NULL;
-	request_run(q, stopping, NULL);
+	request_run(q, unavailable, NULL);
+}
+
+static void wait_end(void *owner)
+{
+	wait_give_up(owner);
+}
+
+static void wait_late(struct ev *ev, struct ev_timer *t)
+{
+	(void)ev;
+	log_warn("pushd: a request waited %d s for the database; 503",
+	    ROUTE_WAIT_S);
+	wait_give_up(container_of(t, struct route_wait, timer));
 }
 
 static void wait_then(struct req *r, void *ctx)
@@ -106,6 +129,9 @@ static void wait_done(struct dbq_job *j)
 	struct route_wait *w = container_of(j, struct route_wait, j);
 	struct preq *q = w->q;
 
+	ev_timer_stop(&j->pd->ev, &w->timer);
+	if (w->settle && !j->pd->stopping)
+		w->settle(w);
 	if (q) {
 		q->stream.owner = NULL;
 		request_run(q, wait_then, w);
@@ -117,13 +143,18 @@ static void wait_done(struct dbq_job *j)
 void route_wait(struct req *r, struct route_wait *w)
 {
 	struct preq *q = conn_preq(r);
+	struct pushd *pd = q->c->pd;
 
 	w->q = q;
 	w->sess = r->sess;
 	r->sess = NULL;
 	w->j.done = wait_done;
+	w->j.pd = pd;
+	ev_timer_init(&w->timer, wait_late);
+	ev_timer_set(&pd->ev, &w->timer, (uint64_t)ROUTE_WAIT_S * 1000);
 	q->stream = (struct preq_stream){ w, wait_gone, wait_end };
-	dbq_push_request(q->c->pd, &w->j);
+	conn_wait(q);
+	dbq_push_request(pd, &w->j);
 }
 
 /* -- the session and the budget, then the route ------------------------- */
@@ -141,7 +172,7 @@ struct admit {
 static void admit_work(struct dbq_job *j, struct store *st)
 {
 	struct admit *m = container_of(j, struct admit, w.j);
-	struct app *a = dbq_app(j->pd);
+	struct app *a = j->app;
 
 	(void)st;
 	m->rc = sess_lookup(a, m->cookie, m->now, &m->w.sess);
@@ -166,7 +197,10 @@ static void admit_then(struct req *r, struct route_wait *w)
 
 static void admit_free(struct route_wait *w)
 {
-	free(container_of(w, struct admit, w));
+	struct admit *m = container_of(w, struct admit, w);
+
+	seal_wipe(m->cookie, sizeof(m->cookie));     /* a bearer credential */
+	free(m);
 }
 
 /* A route's request: refused at once, or waits for its session. */
@@ -188,6 +222,7 @@ static void admit(struct req *r)
 	}
 	m->rt = rt;
 	m->now = r->now;
+	m->rc = -1;                /* until work says: a lookup not run failed */
 	m->w.j.work = admit_work;
 	m->w.then = admit_then;
 	m->w.free = admit_free;
@@ -239,8 +274,11 @@ static void push_answer(struct req *r, const char *hash, const char *key,
 	case 404:
 		req_error(r, ERR_NOT_FOUND, "No such push subscription.");
 		break;
-	default:
+	case 415:
 		req_error(r, ERR_MEDIA_TYPE, "The push body must be JSON.");
+		break;
+	default:
+		req_error(r, ERR_INTERNAL, NULL);
 	}
 }
 

@@ -337,7 +337,7 @@ static void doc_work(struct dbq_job *j, struct store *st)
 	struct doc_wait *d = container_of(j, struct doc_wait, w.j);
 
 	(void)st;
-	d->jmap_id = acct_primary_mail(dbq_app(j->pd), d->w.sess);
+	d->jmap_id = acct_primary_mail(j->app, d->w.sess);
 }
 
 static void doc_then(struct req *r, struct route_wait *w)

@@ -235,7 +235,7 @@ static void put_work(struct dbq_job *j, struct store *st)
 	struct sub_wait *x = container_of(j, struct sub_wait, w.j);
 	const struct sess *s = x->w.sess;
 	struct store_webpush_row row;
-	char *jmap_id = acct_primary_mail(dbq_app(j->pd), s);
+	char *jmap_id = acct_primary_mail(j->app, s);
 
 	j->rc = -1;
 	if (jmap_id == NULL) {
@@ -251,7 +251,10 @@ static void put_work(struct dbq_job *j, struct store *st)
 	free(jmap_id);
 }
 
-static void put_then(struct req *r, struct route_wait *w)
+/* Whether or not its client is still there: the sessions that lost the
+ * endpoint stop here and elsewhere, the new row is watched here and
+ * told. */
+static void put_settle(struct route_wait *w)
 {
 	struct sub_wait *x = container_of(w, struct sub_wait, w);
 	struct pushd *pd = w->j.pd;
@@ -262,19 +265,25 @@ static void put_then(struct req *r, struct route_wait *w)
 		wp_watch_end(pd, x->others->accounts[i], x->others->ids[i]);
 		wp_watch_tell(pd, x->others->accounts[i], x->others->ids[i]);
 	}
-	if (x->status == 500) {
-		req_error(r, ERR_INTERNAL, "The session names no mail account.");
+	if (w->j.rc == -1)
 		return;
-	}
-	if (w->j.rc == -1) {
-		serve_store_failed(r);
-		return;
-	}
-	put_row(x, r->sess, &row);
+	put_row(x, w->sess, &row);
 	wp_watch_row(pd, &row);
 	wp_watch_tell(pd, row.account, row.session);
-	req_status(r, 204);
-	req_end(r);
+}
+
+static void put_then(struct req *r, struct route_wait *w)
+{
+	struct sub_wait *x = container_of(w, struct sub_wait, w);
+
+	if (x->status == 500)
+		req_error(r, ERR_INTERNAL, "The session names no mail account.");
+	else if (w->j.rc == -1)
+		serve_store_failed(r);
+	else {
+		req_status(r, 204);
+		req_end(r);
+	}
 }
 
 static void sub_put(struct req *r)
@@ -297,6 +306,8 @@ static void sub_put(struct req *r)
 	} else {
 		x->in.endpoint = x->endpoint;   /* o's goes with o */
 		x->created = (long long)time(NULL);
+		x->w.keep = 1;
+		x->w.settle = put_settle;
 		route_wait(r, &x->w);
 	}
 	json_object_put(o);
@@ -309,13 +320,18 @@ static void delete_work(struct dbq_job *j, struct store *st)
 	j->rc = store_webpush_delete(st, x->w.sess->id, NULL);
 }
 
+static void delete_settle(struct route_wait *w)
+{
+	if (w->j.rc != -1)
+		wp_watch_tell(w->j.pd, w->sess->account, w->sess->id);
+}
+
 static void delete_then(struct req *r, struct route_wait *w)
 {
 	if (w->j.rc == -1) {
 		serve_store_failed(r);
 		return;
 	}
-	wp_watch_tell(w->j.pd, r->sess->account, r->sess->id);
 	req_status(r, 204);
 	req_end(r);
 }
@@ -329,6 +345,8 @@ static void sub_delete(struct req *r, struct pushd *pd)
 		return;
 	}
 	wp_watch_end(pd, r->sess->account, r->sess->id);
+	x->w.keep = 1;
+	x->w.settle = delete_settle;
 	route_wait(r, &x->w);
 }
 

@@ -137,7 +137,6 @@ static void watch_free(void *p)
  * does not open goes whatever its session: off the loop. */
 struct drop_job {
 	struct dbq_job j;
-	const struct app *app;       /* its configuration, read only */
 	char sess_id[SESS_ID_LEN + 1];
 	time_t now;
 	int expired_only;
@@ -150,7 +149,7 @@ static void drop_work(struct dbq_job *j, struct store *st)
 	int rc = e->expired_only ? store_sess_times(st, e->sess_id, &r) : 1;
 
 	j->rc = 0;
-	if (rc == 1 && (!e->expired_only || !sess_row_alive(e->app, &r,
+	if (rc == 1 && (!e->expired_only || !sess_row_alive(j->app, &r,
 	    e->now)) && store_webpush_delete(st, e->sess_id, NULL) == -1)
 		j->rc = -1;
 }
@@ -169,7 +168,6 @@ static void watch_drop(struct pushd *pd, const char *sess_id,
 
 	if (e == NULL)
 		return;
-	e->app = &pd->app;
 	snprintf(e->sess_id, sizeof(e->sess_id), "%s", sess_id);
 	e->now = time(NULL);
 	e->expired_only = expired_only;

@@ -4,8 +4,9 @@ PostgreSQL (tests/harness/postgres.py) under the whole integration suite
 (suite.py, FastCGI under lighttpd); before it, on the same stack, pushd
 streams a change, and an outage: PostgreSQL stopped makes /api/health and
 a signed-in request answer 503 in JSON with Retry-After, and once it is
-started again the same session works within 2 s, nothing restarted. Skips when
-PostgreSQL is not installed."""
+started again the same session works within 2 s, nothing restarted; then
+PostgreSQL frozen past pushd's wait (503 with Retry-After, not a dropped
+connection). Skips when PostgreSQL is not installed."""
 
 import json
 import os
@@ -24,6 +25,7 @@ from test_pushd import INTERVAL, MARGIN, Stream, changed, is_state, message  # n
 
 ALICE = "alice@example.test"
 RECOVERY = 2           # seconds a recovered database may take to answer
+ROUTE_WAIT = 15        # pushd/route.h ROUTE_WAIT_S
 
 
 def error_of(r):
@@ -52,6 +54,38 @@ def pushd_streams(t, s):
              st.events)
     finally:
         st.close()
+
+
+def frozen(t, s, pg):
+    """PostgreSQL frozen (SIGSTOP: no answer, no refusal) for longer than
+    pushd lets a request wait for it: a new tab is answered 503 in JSON
+    with Retry-After after ROUTE_WAIT_S (never dropped unanswered at the
+    connection's 10 s head timeout); a tab whose client leaves meanwhile
+    is forgotten; once the database is back a tab opens."""
+    c = Client(s.url)
+    t.eq(c.login(ALICE, suite.USERS[ALICE]).status, 200, "alice signs in before the freeze")
+    pg.freeze()
+    try:
+        at = time.monotonic()
+        left = Stream(s.port, c.cookie, "types=*", head_timeout=0.5)
+        left.close()            # its client leaves while it waits
+        st = Stream(s.port, c.cookie, "types=*", head_timeout=ROUTE_WAIT + MARGIN)
+        took = time.monotonic() - at
+    finally:
+        pg.freeze(False)
+    body = st.body(5)
+    st.close()
+    t.ok(st.status == 503 and st.headers.get("retry-after") and
+         b"service_unavailable" in body and ROUTE_WAIT - 1 <= took <= ROUTE_WAIT + MARGIN,
+         f"PostgreSQL frozen: a new tab is answered 503 in JSON with Retry-After after "
+         f"{ROUTE_WAIT} s", f"{st.status} after {took:.2f} s {body[:200]!r}")
+    end = time.monotonic() + RECOVERY + MARGIN
+    status = None
+    while time.monotonic() < end and status != 200:
+        again = Stream(s.port, c.cookie, "types=*")
+        status = again.status
+        again.close()
+    t.eq(status, 200, "back: a tab opens")
 
 
 def outage(t, s, pg):
@@ -92,6 +126,7 @@ def main():
             stack.pg = pg
             tap.run("pushd", pushd_streams, tap, stack)
             tap.run("outage", outage, tap, stack, pg)
+            tap.run("frozen", frozen, tap, stack, pg)
 
         suite.run(t, "fcgi", conf_extra={"state_db": pg.uri,
                                         "push_poll_interval": f"{INTERVAL}s"},

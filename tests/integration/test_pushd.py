@@ -35,7 +35,7 @@ class Stream:
     (HTTP/1.0: lighttpd streams the body and closes at its end)."""
 
     def __init__(self, port, cookie, query="types=*", headers=None, http11=False,
-                 source=None):
+                 source=None, head_timeout=15):
         # source: the loopback address the client connects from (another
         # client, as lighttpd and pushd see it).
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10,
@@ -51,7 +51,7 @@ class Stream:
         self.buf = b""
         self.closed = False
         self.events = []          # every event seen, in order
-        self.status, self.headers = self._head(time.monotonic() + 15)
+        self.status, self.headers = self._head(time.monotonic() + head_timeout)
 
     def _fill(self, deadline):
         left = deadline - time.monotonic()
