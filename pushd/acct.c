@@ -356,10 +356,8 @@ void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 
 /* -- tabs ------------------------------------------------------------------ */
 
-/* A check found the session's credentials refused: its streams end. */
-static void acct_refused(struct check_set *set, const char *sess_id)
+void acct_end_session(struct acct *a, const char *sess_id)
 {
-	struct acct *a = container_of(set, struct acct, checks);
 	struct acct_tab *t, *next;
 
 	for (t = a->tabs; t; t = next) {
@@ -367,6 +365,14 @@ static void acct_refused(struct check_set *set, const char *sess_id)
 		if (!t->dead && !strcmp(t->sess_id, sess_id))
 			t->ops->end(t);
 	}
+}
+
+/* A check's answer: written, and a refused session's streams end once it
+ * is (acct_db.c). */
+static void acct_checked(struct check_set *set, const char *sess_id,
+    int refused)
+{
+	acct_verdict(container_of(set, struct acct, checks), sess_id, refused);
 }
 
 static struct acct *acct_new(struct pushd *pd, const struct sess *s,
@@ -379,7 +385,7 @@ static struct acct *acct_new(struct pushd *pd, const struct sess *s,
 		return NULL;
 	a->pd = pd;
 	a->checks.pd = pd;
-	a->checks.refused = acct_refused;
+	a->checks.verdict = acct_checked;
 	memcpy(a->key, s->account, sizeof(a->key));
 	buf_init(&a->creds, 4096);
 	a->mode = ACCT_NMODES;          /* none yet: acct_start chooses */

@@ -154,6 +154,12 @@ extern const char *const acct_type_names[ACCT_NTYPES];
  * 0 or -1. */
 int acct_attach(struct pushd *pd, const struct sess *s, const char *jmap_id,
     struct acct_tab *t);
+/* Ends the account's tabs of session sess_id. */
+void acct_end_session(struct acct *a, const char *sess_id);
+/* The mail server's word on session sess_id, written off the loop
+ * (acct_db.c): accepted now, or refused (the session ends, and once that
+ * is written its tabs here: a stream that comes back meets a 401). */
+void acct_verdict(struct acct *a, const char *sess_id, int refused);
 /* The JMAP accountId of session s's primary mail account (malloc'd), or
  * NULL: read from the store, on the database thread (app: dbq_app's). */
 char *acct_primary_mail(struct app *app, const struct sess *s);

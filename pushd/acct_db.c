@@ -491,9 +491,58 @@ static void acct_check_sessions(struct acct *a)
 	}
 }
 
-/* Whether a tab after t (those before it ended already) is of t's
- * session with the account's credentials: its session's end is written
- * once, by the last. */
+struct verdict_job {
+	struct dbq_job j;
+	char account[APP_KEY_HEX + 1];
+	char sess_id[SESS_ID_LEN + 1];
+	time_t now;
+	int refused;
+};
+
+static void verdict_work(struct dbq_job *j, struct store *st)
+{
+	struct verdict_job *v = container_of(j, struct verdict_job, j);
+
+	(void)st;
+	if (v->refused)
+		sess_refused(j->app, v->sess_id);
+	else
+		sess_confirmed(j->app, v->sess_id, v->now);
+}
+
+static void verdict_done(struct dbq_job *j)
+{
+	struct verdict_job *v = container_of(j, struct verdict_job, j);
+	struct acct *a = acct_lookup(j->pd, v->account);
+
+	if (v->refused && a && !a->dead)
+		acct_end_session(a, v->sess_id);
+	free(v);
+}
+
+void acct_verdict(struct acct *a, const char *sess_id, int refused)
+{
+	struct verdict_job *v = calloc(1, sizeof(*v));
+
+	if (v) {
+		memcpy(v->account, a->key, sizeof(v->account));
+		snprintf(v->sess_id, sizeof(v->sess_id), "%s", sess_id);
+		v->now = time(NULL);
+		v->refused = refused;
+		v->j.work = verdict_work;
+		v->j.done = verdict_done;
+		if (dbq_push(a->pd, &v->j) == 0)
+			return;
+		free(v);
+	}
+	log_warn("pushd: a session's check was not recorded (the database's "
+	    "queue is full)");
+	if (refused)
+		acct_end_session(a, sess_id);
+}
+
+/* Whether a tab after t is of t's session with the account's
+ * credentials: its session's end is written once, by the last. */
 static int told_later(const struct acct_tab *t)
 {
 	const struct acct_tab *o;
@@ -506,7 +555,6 @@ static int told_later(const struct acct_tab *t)
 
 void acct_check_tabs(struct acct *a, int revoke)
 {
-	struct pushd *pd = a->pd;
 	struct acct_tab *t, *next;
 
 	if (!revoke) {
@@ -518,8 +566,11 @@ void acct_check_tabs(struct acct *a, int revoke)
 		next = t->next;
 		if (t->dead)
 			continue;
-		if (t->acct_creds && !told_later(t))
-			check_verdict(pd, t->sess_id, 1);
-		t->ops->end(t);
+		/* A refused session's tabs end once its end is written; the
+		 * others' at once (nothing vouches for them now). */
+		if (!t->acct_creds)
+			t->ops->end(t);
+		else if (!told_later(t))
+			acct_verdict(a, t->sess_id, 1);
 	}
 }

@@ -1,11 +1,9 @@
 #include "check.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "dbq.h"
 #include "log.h"
 #include "mcurl.h"
 #include "pushd.h"
@@ -17,49 +15,6 @@ struct check {
 	struct check_set *set;
 	char sess_id[SESS_ID_LEN + 1];
 };
-
-/* The verdict written off the loop (dbq.h). */
-struct verdict_job {
-	struct dbq_job j;
-	char sess_id[SESS_ID_LEN + 1];
-	time_t now;
-	int refused;
-};
-
-static void verdict_work(struct dbq_job *j, struct store *st)
-{
-	struct verdict_job *v = container_of(j, struct verdict_job, j);
-	struct app *a = j->app;
-
-	(void)st;
-	if (v->refused)
-		sess_refused(a, v->sess_id);
-	else
-		sess_confirmed(a, v->sess_id, v->now);
-}
-
-static void verdict_done(struct dbq_job *j)
-{
-	free(container_of(j, struct verdict_job, j));
-}
-
-void check_verdict(struct pushd *pd, const char *sess_id, int refused)
-{
-	struct verdict_job *v = calloc(1, sizeof(*v));
-
-	if (v == NULL)
-		return;
-	snprintf(v->sess_id, sizeof(v->sess_id), "%s", sess_id);
-	v->now = time(NULL);
-	v->refused = refused;
-	v->j.work = verdict_work;
-	v->j.done = verdict_done;
-	if (dbq_push(pd, &v->j) == -1) {
-		log_warn("pushd: the database's queue is full; a session's "
-		    "check not recorded");
-		free(v);
-	}
-}
 
 static void check_done(struct mc_job *job, CURLcode rc, long status)
 {
@@ -73,11 +28,10 @@ static void check_done(struct mc_job *job, CURLcode rc, long status)
 		;
 	*pp = c->next;
 	if (rc == CURLE_OK && status >= 200 && status < 300)
-		check_verdict(set->pd, c->sess_id, 0);
-	else if (rc == CURLE_OK && (status == 401 || status == 403)) {
-		check_verdict(set->pd, c->sess_id, 1);
-		set->refused(set, c->sess_id);
-	} else
+		set->verdict(set, c->sess_id, 0);
+	else if (rc == CURLE_OK && (status == 401 || status == 403))
+		set->verdict(set, c->sess_id, 1);
+	else
 		log_warn("pushd: a session check failed (%s, HTTP %ld)",
 		    rc == CURLE_OK ? "answered" : curl_easy_strerror(rc), status);
 	free(c);

@@ -1,9 +1,8 @@
 /* check: a tab's own credentials, asked of the mail server (its session
  * resource, as sign-in does) when nothing vouches for its session. The
- * answer records the acceptance, or ends the session and, through the
- * set's refused callback, its streams (the session's row is written on
- * the database thread). One question at a time per session. (Lifetime:
- * pushd.h.) */
+ * answer goes to the set's verdict callback, which records the
+ * acceptance, or ends the session and its streams. One question at a
+ * time per session. (Lifetime: pushd.h.) */
 #ifndef POSTERN_CHECK_H
 #define POSTERN_CHECK_H
 
@@ -18,9 +17,10 @@ struct check;
 struct check_set {
 	struct pushd *pd;
 	struct check *head;
-	/* The mail server refused sess_id's credentials (the session is
-	 * ended already): its streams end. */
-	void (*refused)(struct check_set *set, const char *sess_id);
+	/* The mail server accepted sess_id's credentials (refused 0), or
+	 * refused them (1): the session is to end, and its streams. */
+	void (*verdict)(struct check_set *set, const char *sess_id,
+	    int refused);
 	uint8_t stopped;
 };
 
@@ -32,8 +32,5 @@ void check_start(struct check_set *set, const struct sess *s);
  * after the batch. */
 void check_stop_all(struct check_set *set);
 void check_free_all(struct check_set *set);
-/* Records the mail server's verdict on session sess_id, off the loop
- * (dbq.h): accepted now, or refused (the session ends). */
-void check_verdict(struct pushd *pd, const char *sess_id, int refused);
 
 #endif

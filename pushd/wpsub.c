@@ -243,7 +243,7 @@ static void put_work(struct dbq_job *j, struct store *st)
 		return;
 	}
 	x->others->session = s->id;
-	if (wp_seal(j->pd, s, jmap_id, &x->sealed) == 0 &&
+	if (wp_seal(j->app, s, jmap_id, &x->sealed) == 0 &&
 	    take_over(st, x->endpoint, x->others) == 0) {
 		put_row(x, s, &row);
 		j->rc = store_webpush_put(st, &row);

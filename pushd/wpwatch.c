@@ -20,10 +20,10 @@
 
 /* The sealing key of session id's row: the server secret's, apart for
  * each session. */
-static int wp_key(struct pushd *pd, const char *sess_id,
+static int wp_key(const struct app *a, const char *sess_id,
     unsigned char key[SEAL_KEY_LEN])
 {
-	return seal_hkdf(pd->app.secret, APP_SECRET_LEN, sess_id,
+	return seal_hkdf(a->secret, APP_SECRET_LEN, sess_id,
 	    strlen(sess_id), SEAL_INFO, strlen(SEAL_INFO), key, SEAL_KEY_LEN);
 }
 
@@ -31,7 +31,7 @@ static int wp_key(struct pushd *pd, const char *sess_id,
  * (a password is among them). */
 enum { F_USER, F_PASS, F_JMAP, F_API, F_EVENT, F_CREATED, NFIELDS };
 
-int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
+int wp_seal(const struct app *a, const struct sess *s, const char *jmap_id,
     struct buf *out)
 {
 	unsigned char key[SEAL_KEY_LEN];
@@ -45,7 +45,7 @@ int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
 	    buf_puts(&plain, s->api_url) == 0 && buf_putc(&plain, '\0') == 0 &&
 	    buf_puts(&plain, s->event_url) == 0 && buf_putc(&plain, '\0') == 0 &&
 	    buf_printf(&plain, "%lld", s->created) == 0 &&
-	    wp_key(pd, s->id, key) == 0)
+	    wp_key(a, s->id, key) == 0)
 		rc = seal_encrypt(key, s->account, strlen(s->account), plain.data,
 		    plain.len, out);
 	seal_wipe(key, sizeof(key));
@@ -61,7 +61,7 @@ static int wp_unseal(struct pushd *pd, const struct store_webpush_row *row,
 	char *p, *end;
 	int i, rc = -1;
 
-	if (wp_key(pd, row->session, key) == 0 && seal_decrypt(key,
+	if (wp_key(&pd->app, row->session, key) == 0 && seal_decrypt(key,
 	    row->account, strlen(row->account), row->sealed, row->sealed_len,
 	    plain) == 0 && buf_putc(plain, '\0') == 0) {
 		p = plain->data;

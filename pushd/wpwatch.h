@@ -15,6 +15,7 @@
 #include "sess.h"
 #include "webpush.h"
 
+struct app;
 struct pushd;
 struct sess;
 struct store_webpush_row;
@@ -48,8 +49,9 @@ struct wp_watch {
 };
 
 /* What a watch of session s needs, sealed for its row into out (jmap_id:
- * its primary mail account): 0 or -1. */
-int wp_seal(struct pushd *pd, const struct sess *s, const char *jmap_id,
+ * its primary mail account) under a key from a's secret (on the database
+ * thread: the job's app): 0 or -1. */
+int wp_seal(const struct app *a, const struct sess *s, const char *jmap_id,
     struct buf *out);
 /* A watch for a stored subscription, replacing the session's: 0, or -1
  * (the row cannot be opened, or its account not followed). */

@@ -424,6 +424,10 @@ static void unauthorized_ends_sessions(void **state)
 	attach(f, 1);
 	assert_int_equal(a->ntabs, 2);
 	fake_end(fake_find(MC_STREAM, NULL), CURLE_OK, 401);
+	/* The session's end is written off the loop (here at once), and its
+	 * tabs end once it is: after the batch. */
+	assert_false(f->tabs[0].ended);
+	ev_flush_deferred(&f->pd.ev);
 	assert_true(f->tabs[0].ended);
 	assert_true(f->tabs[1].ended);
 	assert_int_equal(sess_state(&f->pd.app, f->s->id, time(NULL), &verified), 0);
@@ -435,6 +439,7 @@ static void unauthorized_ends_sessions(void **state)
 	assert_int_equal(a->mode, ACCT_POLL);
 	advance(0);
 	fake_answer(fake_find(MC_CALL, "Email/get"), 401, "");
+	ev_flush_deferred(&f->pd.ev);
 	assert_true(f->tabs[0].ended);
 	assert_int_equal(sess_state(&f->pd.app, f->s->id, time(NULL), &verified), 0);
 	fix_close(f);
