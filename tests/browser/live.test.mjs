@@ -7,7 +7,7 @@
 // A hidden page and the notifications shown: lib.mjs's watched (an init
 // script), with the permission granted to the context.
 process.env.POSTERN_STACK_CONF = JSON.stringify({ push_poll_interval: "30s" });
-const { test, assert, until, diag, metrics, newPage, signIn, sendAs, putSettings, row, watched, run } = await import("./lib.mjs");
+const { test, assert, until, diag, metrics, newPage, signIn, sendAs, deliver, putSettings, row, watched, run } = await import("./lib.mjs");
 
 // push_poll_visible's default, and the bound of issue 17: at most 5 s
 // from delivery to the row, one poll's answer and the refresh included.
@@ -21,6 +21,26 @@ async function openSettings(page, name = "Settings") {
   await page.getByRole("button", { name, exact: true }).click();
   return page.getByRole("dialog");
 }
+
+test("live: mail that came while the stream was opening is shown once it is open", async () => {
+  // carol's account is not followed yet: her stream's first poll is its
+  // baseline, which already holds this mail, so no event tells of it.
+  const page = await newPage();
+  let release, asked = false;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/\/api\/events\?/, async (route) => {
+    if (route.request().method() === "GET") { asked = true; await held; }
+    await route.continue();
+  });
+  await signIn(page, "carol");
+  await until(async () => asked, "the app asks for its event stream");
+  const subject = `While the stream opens ${Date.now()}`;
+  await deliver("carol@example.test", `From: Dave <dave@example.test>\r\nTo: carol@example.test\r\n` +
+    `Subject: ${subject}\r\nMessage-ID: <opening-${Date.now()}@example.test>\r\n\r\nHello.\r\n`);
+  release();
+  await row(page, subject).waitFor({ timeout: 10000 });
+  await page.context().close();
+});
 
 test("live: mail delivered to Cyrus appears in a visible tab within 5 s (poll mode)", async () => {
   const alice = await newPage();

@@ -79,8 +79,11 @@ function stream(onChange, onResync, done) {
     const visible = presence.any();
     es = new EventSource(`/api/events?types=Email,Mailbox&ping=30&visible=${visible ? 1 : 0}`);
     // The browser reopens a dropped stream with the URL it began with:
-    // what it says about the view may be old by then.
-    es.addEventListener("open", () => reporter.opened(visible));
+    // what it says about the view may be old by then. Open, the stream
+    // tells what changes from now on; what came since the app last
+    // looked (before its first open, or while it was away) is fetched
+    // now: pushd's first look at an account is its baseline, not news.
+    es.addEventListener("open", () => { reporter.opened(visible); onChange(); share("state"); });
     es.addEventListener("state", () => { failures = 0; onChange(); share("state"); });
     es.addEventListener("resync", () => { onResync(); share("resync"); });
     es.addEventListener("ping", () => { failures = 0; });
