@@ -161,7 +161,7 @@ void acct_end_session(struct acct *a, const char *sess_id);
  * is written its tabs here: a stream that comes back meets a 401). */
 void acct_verdict(struct acct *a, const char *sess_id, int refused);
 /* The JMAP accountId of session s's primary mail account (malloc'd), or
- * NULL: read from the store, on the database thread (app: dbq_app's). */
+ * NULL: read from the store, on the database thread (app: the job's). */
 char *acct_primary_mail(struct app *app, const struct sess *s);
 /* The account of key while pushd follows it, or NULL. */
 struct acct *acct_lookup(struct pushd *pd, const char *key);
