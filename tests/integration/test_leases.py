@@ -309,12 +309,7 @@ def webpush_listen_lost(t, nodes):
     on the other node before it listens again (BUS_RETRY_MS, 1 s): the
     message is lost, but listening again the holder reads the stored
     subscriptions and pushes the device's new mail."""
-    got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
-    holder = got[1] if got else "node-a"
-    follower = nodes.by_name("node-b" if holder == "node-a" else "node-a")
-    c = Client(follower.url)
-    t.eq(c.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on the follower again")
-    keys = pushservice.subscriber_keys()
+    holder, c, keys = on_follower(t, nodes, "again")
     ended = nodes.pg.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                           f" WHERE application_name = '{holder}' AND query LIKE 'LISTEN%'")
     time.sleep(0.1)
@@ -375,15 +370,21 @@ def db_frozen(t, nodes, tabs):
          f"and the follower's ({follower}) once it is back", tabs.on[follower].events[-3:])
 
 
-def webpush_elsewhere(t, nodes):
-    """A device subscribes to Web Push on the node without the lease: the
-    holder is told, watches it too, and pushes its new mail."""
+def on_follower(t, nodes, word):
+    """The node holding alice's lease; alice signed in on the other, and a
+    device's Web Push keys."""
     got = holder_since(nodes.proxy, ALICE, time.monotonic() - POLL - 1, POLL + MARGIN)
     holder = got[1] if got else "node-a"
     follower = nodes.by_name("node-b" if holder == "node-a" else "node-a")
     c = Client(follower.url)
-    t.eq(c.login(ALICE, USERS[ALICE]).status, 200, "alice signs in on the follower too")
-    keys = pushservice.subscriber_keys()
+    t.eq(c.login(ALICE, USERS[ALICE]).status, 200, f"alice signs in on the follower {word}")
+    return holder, c, pushservice.subscriber_keys()
+
+
+def webpush_elsewhere(t, nodes):
+    """A device subscribes to Web Push on the node without the lease: the
+    holder is told, watches it too, and pushes its new mail."""
+    holder, c, keys = on_follower(t, nodes, "too")
     r = c.request("PUT", "/api/webpush", {"endpoint": nodes.ps.url("/elsewhere"),
                                           "keys": {"p256dh": keys["p256dh"], "auth": keys["auth"]}})
     t.eq(r.status, 204, "a device subscribes to Web Push there")

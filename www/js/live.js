@@ -87,8 +87,13 @@ function stream(onChange, onResync, done) {
     // the open, or while it was away) is fetched now, and once more when
     // that first look is surely in (it leaves as the stream opens and
     // takes one call to the mail server: OPEN_AGAIN_MS is ample).
+    // Only this stream's first open: the browser's own reconnects send
+    // Last-Event-ID, and pushd replays what they missed or says resync.
+    let first = true;
     es.addEventListener("open", () => {
       reporter.opened(visible);
+      if (!first) return;
+      first = false;
       const look = () => { if (!stopped) { onChange(); share("state"); } };
       look();
       setTimeout(look, OPEN_AGAIN_MS);
