@@ -114,6 +114,8 @@ static int open_store(struct app *a, char *err, size_t errlen)
 	if (store_open(&a->store, a->cfg.state_db, err, errlen) == -1)
 		return -1;
 	store_set_node(a->store, a->cfg.node_name);
+	if (a->keep_sessions)
+		store_sess_keep(a->store);  /* -1 on SQLite: read each time */
 	return 0;
 }
 
@@ -171,6 +173,13 @@ int app_open(struct app *a, const char *path, char *err, size_t errlen)
 int app_open_serving(struct app *a, char *err, size_t errlen)
 {
 	return open_flags(a, NULL, 1, err, errlen);
+}
+
+void app_keep_sessions(struct app *a)
+{
+	a->keep_sessions = 1;
+	if (a->store)
+		store_sess_keep(a->store);
 }
 
 int app_db(struct app *a)

@@ -30,6 +30,9 @@ struct app {
 	void (*closers[APP_CLOSERS])(struct app *a);
 	int n_closers;
 	int db_later;          /* a database that will not open is retried */
+	/* A long-lived responder: session rows are kept between requests
+	 * where the engine allows (store_sess_keep). */
+	int keep_sessions;
 	/* serve.c: a session check timed out; until then no other is tried
 	 * (about the mail server, not about any user). */
 	long long check_quiet_until;
@@ -54,6 +57,9 @@ int app_open_cfg(struct app *a, char *err, size_t errlen);
  * opens it at a later request, so the process answers 503 meanwhile and
  * recovers without a restart. */
 int app_open_serving(struct app *a, char *err, size_t errlen);
+/* Keeps session rows from now on (keep_sessions), in the store open now
+ * and in any opened later. */
+void app_keep_sessions(struct app *a);
 /* 0 when the state store is open (opening it now if it was not), else -1. */
 int app_db(struct app *a);
 /* Runs the closers registered (each once, in order): the caches are

@@ -538,6 +538,8 @@ static int serve_process(void *arg)
 		return 1;
 	}
 	log_init(sv->prog, (enum log_level)a.cfg.log_level);
+	if (!sv->cgi)
+		app_keep_sessions(&a);  /* a CGI process serves one request */
 	rc = sv->cgi ? serve_cgi(&a, sv->routes) : serve_fcgi(&a, sv->routes, sv->fd);
 	app_close(&a);
 	return rc;

@@ -153,6 +153,15 @@ static int parse_cookie(const char *cookie, char *id, unsigned char *secret)
 	    secret, SESS_SECRET_BYTES) == SESS_SECRET_BYTES ? 0 : -1;
 }
 
+static void free_urls(struct sess *s)
+{
+	free(s->api_url);
+	free(s->download_url);
+	free(s->upload_url);
+	free(s->event_url);
+	s->api_url = s->download_url = s->upload_url = s->event_url = NULL;
+}
+
 /* Fills s from the row; checks the verifier. 0, 1 (no match) or -1. */
 static int load_row(const struct store_sess_row *r, struct sess *s,
     const unsigned char *secret, unsigned char *verifier)
@@ -168,6 +177,7 @@ static int load_row(const struct store_sess_row *r, struct sess *s,
 	s->created = r->created;
 	s->seen = r->seen;
 	s->expires = r->expires;
+	free_urls(s);  /* a row kept in memory may be followed by the row */
 	s->api_url = strdup(r->api_url);
 	s->download_url = strdup(r->download_url);
 	s->upload_url = strdup(r->upload_url);
@@ -272,6 +282,8 @@ static int open_session(struct app *a, struct sess *s,
 {
 	if (sealed == NULL)
 		return -1;
+	buf_wipe_free(&s->creds);
+	buf_init(&s->creds, 1 << 20);
 	if (open_cached(a, s, verifier, salt, sealed, n) == 0)
 		return 0;
 	buf_wipe_free(&s->creds);
@@ -377,7 +389,8 @@ struct lookup {
 };
 
 /* The row of the session looked up: checked and its credentials opened.
- * 0, 1 (no match), 2 (expired) or -1. */
+ * 0, 1 (no match), 2 (expired) or -1. It may run twice, a kept row's
+ * result other than 0 followed by the row itself (store_sess_keep). */
 static int lookup_open(void *ctx, const struct store_sess_row *r)
 {
 	struct lookup *l = ctx;
@@ -515,9 +528,6 @@ void sess_free(struct sess *s)
 		return;
 	buf_wipe_free(&s->creds);
 	seal_wipe(s->key, sizeof(s->key));
-	free(s->api_url);
-	free(s->download_url);
-	free(s->upload_url);
-	free(s->event_url);
+	free_urls(s);
 	free(s);
 }

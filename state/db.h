@@ -19,6 +19,7 @@ enum { DB_ERROR = -1, DB_DONE = 0, DB_ROW = 1 };
 
 struct store;
 struct db_stmt;          /* a driver's statement, opaque here */
+struct sesskeep;
 
 struct db_ops {
 	const char *name;
@@ -48,12 +49,24 @@ struct db_ops {
 	int (*commit)(struct store *st);
 	const char *(*errmsg)(struct store *st);
 	void (*close)(struct store *st);
+	/* Listening on the store's own connection, for what other nodes
+	 * tell (NULL where nobody tells: SQLite). listen: LISTEN channel
+	 * (a plain identifier), 0 or -1. told: without waiting, hands what
+	 * arrived to fn; then 1 when the connection also answered a
+	 * statement within the last fresh_ms (so nothing told before then
+	 * can still be on its way), 0 when it did not, -1 when it does not
+	 * listen (never did, or was made again since: told things are
+	 * lost). */
+	int (*listen)(struct store *st, const char *channel);
+	int (*told)(struct store *st, long fresh_ms, store_listen_fn *fn,
+	    void *ctx);
 };
 
 /* The common head of each driver's struct store. */
 struct db_head {
 	const struct db_ops *ops;
 	char node[STORE_NODE_MAX + 1];  /* store_set_node's, else "" */
+	struct sesskeep *keep;          /* store_sess_keep's, else NULL */
 };
 
 /* The drivers: open (creating and migrating) or inspect read-only, as

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <poll.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -47,6 +48,9 @@ struct pg_db {
 	PGconn *conn;
 	unsigned gen;               /* counts connections made */
 	int in_tx;                  /* between store_begin and store_commit */
+	int listening;              /* LISTEN ran on connection listen_gen */
+	unsigned listen_gen;
+	struct timespec answered;   /* when a statement last ran (monotonic) */
 	long long changes, total;
 	char err[256];
 	struct pg_stmt stmts[STORE_MAX_STMTS];
@@ -279,6 +283,7 @@ static int pg_run(struct pg_stmt *s)
 	rc = PQresultStatus(s->res);
 	if (rc == PGRES_COMMAND_OK || rc == PGRES_TUPLES_OK) {
 		pg_count(db, s->res);
+		clock_gettime(CLOCK_MONOTONIC, &db->answered);
 		return 0;
 	}
 	pg_error(db, s->res ? PQresultErrorMessage(s->res) :
@@ -385,6 +390,7 @@ static PGresult *pg_simple(struct pg_db *db, const char *sql)
 	rc = PQresultStatus(res);
 	if (rc == PGRES_COMMAND_OK || rc == PGRES_TUPLES_OK) {
 		pg_count(db, res);
+		clock_gettime(CLOCK_MONOTONIC, &db->answered);
 		return res;
 	}
 	pg_error(db, res ? PQresultErrorMessage(res) : PQerrorMessage(db->conn));
@@ -471,6 +477,64 @@ static int pg_commit(struct store *st)
 	return rc;
 }
 
+static int pg_listen(struct store *st, const char *channel)
+{
+	struct pg_db *db = PGDB(st);
+	char sql[80];
+
+	if (db->in_tx || snprintf(sql, sizeof(sql), "LISTEN %s", channel) >=
+	    (int)sizeof(sql) || pg_exec(st, sql) == -1)
+		return -1;
+	db->listening = 1;
+	db->listen_gen = db->gen;
+	return 0;
+}
+
+static long pg_ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t->tv_sec) * 1000 +
+	    (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* Reads all that has arrived: 1 when it is all in, 0 when more kept
+ * coming (64 reads; a flood is not waited out), -1 when the connection
+ * broke. */
+static int pg_drain(PGconn *conn)
+{
+	struct pollfd p = { .fd = PQsocket(conn), .events = POLLIN };
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (p.fd < 0 || PQstatus(conn) != CONNECTION_OK)
+			return -1;
+		if (poll(&p, 1, 0) != 1)
+			return 1;
+		if (!PQconsumeInput(conn))
+			return -1;
+	}
+	return 0;
+}
+
+static int pg_told(struct store *st, long fresh_ms, store_listen_fn *fn,
+    void *ctx)
+{
+	struct pg_db *db = PGDB(st);
+	PGnotify *n;
+	int in;
+
+	if (!db->listening || db->listen_gen != db->gen ||
+	    (in = pg_drain(db->conn)) == -1)
+		return -1;
+	while ((n = PQnotifies(db->conn)) != NULL) {
+		fn(ctx, n->relname, n->extra);
+		PQfreemem(n);
+	}
+	return in == 1 && pg_ms_since(&db->answered) <= fresh_ms ? 1 : 0;
+}
+
 static const char *pg_errmsg(struct store *st)
 {
 	return PGDB(st)->err;
@@ -497,7 +561,7 @@ static const struct db_ops pg_ops = {
 	.col_blob = pg_col_blob, .col_int = pg_col_int, .changes = pg_changes,
 	.total_changes = pg_total_changes, .exec = pg_exec, .one_int = pg_one,
 	.begin = pg_begin, .commit = pg_commit, .errmsg = pg_errmsg,
-	.close = pg_close,
+	.close = pg_close, .listen = pg_listen, .told = pg_told,
 };
 
 /* Bounds on every wait, so that no request (nor pushd's loop) hangs on a

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "sesskeep.h"
 
 const char db_schema_sql[] =
 #include "schema.inc"
@@ -55,8 +56,10 @@ int store_open(struct store **out, const char *path, char *err,
 
 void store_close(struct store *st)
 {
-	if (st)
-		db_ops(st)->close(st);
+	if (st == NULL)
+		return;
+	sesskeep_free(((struct db_head *)(void *)st)->keep);
+	db_ops(st)->close(st);
 }
 
 int store_ping(struct store *st)

@@ -3,8 +3,10 @@
 #include "store.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "db.h"
+#include "sesskeep.h"
 
 static const char sql_insert[] =
     "INSERT INTO sessions(id, verifier, salt, sealed, doc, account, remember,"
@@ -107,14 +109,83 @@ static void read_get(struct store *st, struct db_stmt *s,
 	r->verified = db_col_int(st, s, 12);
 }
 
+static struct sesskeep *kept(struct store *st)
+{
+	return ((struct db_head *)(void *)st)->keep;
+}
+
+static void on_told(void *ctx, const char *channel, const char *payload)
+{
+	if (!strcmp(channel, STORE_CHAN_SESSIONS))
+		sesskeep_told(ctx, payload);
+}
+
+/* Whether kept rows may answer now, once what was told is read: 1 yes; 0
+ * no, but a row read now may be kept; -1 neither (not listening: every
+ * kept row is forgotten, and listening starts again). */
+static int keep_state(struct store *st)
+{
+	struct sesskeep *k = kept(st);
+	int rc;
+
+	if (k == NULL)
+		return -1;
+	rc = db_ops(st)->told(st, STORE_SESS_KEPT_MS, on_told, k);
+	if (rc != -1)
+		return rc;
+	sesskeep_clear(k);
+	return db_ops(st)->listen(st, STORE_CHAN_SESSIONS) == 0 ? 0 : -1;
+}
+
+/* What store_sess_get hands fn, and the row it read to keep. */
+struct get_keep {
+	store_sess_fn *fn;
+	void *ctx;
+	struct sesskeep *keep;      /* NULL: keep nothing */
+	const char *id;
+};
+
+static int get_and_keep(void *ctx, const struct store_sess_row *r)
+{
+	struct get_keep *g = ctx;
+	struct store_sess_row row = *r;
+	int rc = g->fn(g->ctx, r);
+
+	if (g->keep && rc == 0) {
+		row.id = g->id;
+		sesskeep_put(g->keep, &row);
+	}
+	return rc;
+}
+
 int store_sess_get(struct store *st, const char *id, store_sess_fn *fn,
     void *ctx)
 {
-	struct db_stmt *s = db_stmt(st, sql_get);
+	struct get_keep g = { fn, ctx, NULL, id };
+	const struct store_sess_row *r;
+	struct db_stmt *s;
+	int ks = keep_state(st);
 
-	if (s == NULL || db_text(st, s, 1, id) == -1)
+	if (ks == 1 && (r = sesskeep_find(kept(st), id)) && fn(ctx, r) == 0)
+		return 0;
+	if (ks >= 0) {
+		g.keep = kept(st);
+		sesskeep_drop(g.keep, id);
+	}
+	if ((s = db_stmt(st, sql_get)) == NULL || db_text(st, s, 1, id) == -1)
 		return -1;
-	return one_row(st, s, read_get, fn, ctx);
+	return one_row(st, s, read_get, get_and_keep, &g);
+}
+
+int store_sess_keep(struct store *st)
+{
+	struct db_head *h = (struct db_head *)(void *)st;
+
+	if (st == NULL || db_ops(st)->listen == NULL)
+		return -1;
+	if (h->keep == NULL && (h->keep = sesskeep_new()) == NULL)
+		return -1;
+	return 0;
 }
 
 static void read_doc(struct store *st, struct db_stmt *s,
@@ -165,14 +236,23 @@ static int by_id_times(struct store *st, const char *sql, const char *id,
 	return db_exec(st, s);
 }
 
+/* A row this process changes is read anew at its next lookup. */
+static void forget(struct store *st, const char *id)
+{
+	if (kept(st))
+		sesskeep_drop(kept(st), id);
+}
+
 int store_sess_seen(struct store *st, const char *id, long long seen,
     long long verified)
 {
+	forget(st, id);
 	return by_id_times(st, sql_seen, id, seen, verified);
 }
 
 int store_sess_confirmed(struct store *st, const char *id, long long now)
 {
+	forget(st, id);
 	return by_id_times(st, sql_confirmed, id, now, 0);
 }
 
@@ -203,26 +283,35 @@ int store_sess_list(struct store *st, const char *account, store_sess_fn *fn,
 }
 
 /* A deletion by one text (or none): the rows deleted, or -1. Rows
- * deleted are told to the other nodes as kind ("s", "a") and t1, or "*". */
+ * deleted are told to the other nodes as kind ("s", "a") and t1, or "*",
+ * in the same transaction where nodes share the database: their kept rows
+ * (store_sess_keep) trust that no row ends untold. */
 static int delete_by(struct store *st, const char *sql, const char *t1,
     const char *t2, const char *kind)
 {
-	struct db_stmt *s = db_stmt(st, sql);
+	struct db_stmt *s;
+	int tx = db_ops(st)->shared, n;
 	char told[128];
-	int n;
 
+	if (kind)
+		snprintf(told, sizeof(told), "%s %s", kind, t1);
+	else
+		snprintf(told, sizeof(told), "*");
+	if (kept(st))
+		sesskeep_told(kept(st), told);
+	if (tx && store_begin(st) == -1)
+		return -1;
+	s = db_stmt(st, sql);
 	if (s == NULL || (t1 && db_text(st, s, 1, t1) == -1) ||
 	    (t2 && db_text(st, s, 2, t2) == -1))
-		return -1;
-	if ((n = db_changes(st, s)) > 0) {
-		if (kind)
-			snprintf(told, sizeof(told), "%s %s", kind, t1);
-		else
-			snprintf(told, sizeof(told), "*");
-		/* Deleted all the same: the other nodes' streams then end at
-		 * their next check, as before. */
-		store_notify(st, STORE_CHAN_SESSIONS, told);
-	}
+		n = -1;
+	else
+		n = db_changes(st, s);
+	if (n > 0 && store_notify(st, STORE_CHAN_SESSIONS, told) == -1)
+		n = -1;
+	/* A failed statement rolls the whole back. */
+	if (tx && store_commit(st) == -1)
+		n = -1;
 	return n;
 }
 

@@ -107,12 +107,16 @@ def signout_elsewhere(t, a, ca, cb, what="sign-out on B"):
     try:
         t.eq(st.status, 200, f"{what}: a stream of the session open on A")
         time.sleep(1)                   # pushd A has checked it
+        # A's responders keep the session's row from these (each process
+        # that served one), and no longer read it at each request.
+        for _ in range(12):
+            ca.jmap([["Mailbox/get", {"accountId": ALICE, "ids": []}, "m"]])
         t0 = time.monotonic()
         t.eq(cb.request("POST", "/api/auth/logout").status, 200, what)
-        closed = st.wait_closed(2 + 1)
-        took = time.monotonic() - t0
         t.eq(ca.jmap([["Mailbox/get", {"accountId": ALICE, "ids": []}, "m"]]).status, 401,
              f"{what}: A refuses the session at once: JMAP")
+        closed = st.wait_closed(2 + 1)
+        took = time.monotonic() - t0
         t.eq(ca.request("GET", "/api/auth/settings").status, 401, f"{what}: and settings")
         t.ok(closed and took <= 2, f"{what}: its stream on A ends within 2 s", f"{took:.2f} s")
         print(f"# {what}: the stream on A ended {took:.2f} s after the sign-out on B", flush=True)

@@ -17,6 +17,8 @@ UNIT_TESTS += tests/unit/test_msieve
 tests_unit_test_msieve_LDADD = $(UNIT_LIBS)
 UNIT_TESTS += tests/unit/test_store
 tests_unit_test_store_LDADD = $(UNIT_LIBS)
+UNIT_TESTS += tests/unit/test_sesskeep
+tests_unit_test_sesskeep_LDADD = $(UNIT_LIBS)
 # These open a whole struct app through tests/unit/testapp.h.
 UNIT_TESTS += tests/unit/test_login
 tests_unit_test_login_SOURCES = tests/unit/test_login.c tests/unit/testapp.h

@@ -661,6 +661,83 @@ static void session_deletions_are_told(void **state)
 	store_listen_free(l);
 }
 
+/* store_sess_keep (PostgreSQL): a second lookup is answered from the row
+ * kept (a change made elsewhere untold is not seen); a result other than
+ * 0 for a kept row is asked of the row itself; a deletion another node
+ * tells, by id or by account, ends the kept row; a row this process
+ * changes is read anew; so is one past STORE_SESS_KEPT_MS without a
+ * statement, and every one once the connection is made again. On SQLite
+ * nothing is kept: every lookup reads. */
+static void kept_session_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct store *other;
+	struct seen s = { 0 };
+	char err[256], sql[128];
+	long long pid;
+
+	if (!store_is_url(f->path)) {
+		assert_int_equal(store_sess_keep(f->st), -1);
+		return;
+	}
+	assert_int_equal(store_open(&other, f->path, err, sizeof(err)), 0);
+	assert_int_equal(store_sess_keep(f->st), 0);
+	insert(other, "k1", "acct-1", 100);
+	insert(other, "k2", "acct-2", 100);
+	assert_int_equal(store_sess_get(f->st, "k1", keep, &s), 0);
+	assert_int_equal(store_sess_seen(other, "k1", 150, 0), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_get(f->st, "k1", keep, &s), 0);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.seen, 100);               /* kept */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 1;                            /* refuses the first */
+	assert_int_equal(store_sess_get(f->st, "k1", keep, &s), 0);
+	assert_int_equal(s.calls, 2);
+	assert_int_equal(s.seen, 150);               /* then the row's */
+	assert_int_equal(store_sess_delete(other, "k1"), 1);
+	usleep(20000);
+	assert_int_equal(store_sess_get(f->st, "k1", keep, &s), 1);
+	/* This process's own write: read anew. */
+	assert_int_equal(store_sess_get(f->st, "k2", keep, &s), 0);
+	assert_int_equal(store_sess_seen(f->st, "k2", 160, 0), 0);
+	assert_int_equal(store_sess_seen(other, "k2", 170, 0), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_get(f->st, "k2", keep, &s), 0);
+	assert_int_equal(s.seen, 170);
+	/* A revoke elsewhere, told by account. */
+	assert_int_equal(store_sess_delete_others(other, "acct-2", "none"), 1);
+	usleep(20000);
+	assert_int_equal(store_sess_get(f->st, "k2", keep, &s), 1);
+	/* No statement for longer than STORE_SESS_KEPT_MS: read. */
+	insert(other, "k3", "acct-3", 100);
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(store_sess_seen(other, "k3", 200, 0), 0);
+	usleep((STORE_SESS_KEPT_MS + 50) * 1000);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(s.seen, 200);
+	/* The connection made again (what was told meanwhile is lost). */
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(store_sess_seen(other, "k3", 300, 0), 0);
+	pid = store_test_int(f->st, "SELECT pg_backend_pid()");
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%lld)", pid);
+	assert_int_equal(store_test_exec(other, sql), 0);
+	usleep(50000);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(s.seen, 300);
+	/* ... and it keeps and listens again. */
+	assert_int_equal(store_sess_seen(other, "k3", 400, 0), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(s.seen, 300);
+	assert_int_equal(store_sess_delete(other, "k3"), 1);
+	usleep(20000);
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 1);
+	store_close(other);
+}
+
 static void inspect_reads_without_changing(void **state)
 {
 	struct fixture *f = *state;
@@ -729,6 +806,7 @@ int main(void)
 		T(nodes_clean_up_only_their_own_rows),
 		T(version_5_is_upgraded),
 		T(session_deletions_are_told),
+		T(kept_session_rows),
 		T(leases_one_holder),
 		T(rate_writes_at_once_never_fail),
 		T(inspect_reads_without_changing),
