@@ -149,7 +149,7 @@ void acct_lease_lost(struct acct *a)
 void acct_heard(struct acct *a, char *states[ACCT_NTYPES], unsigned got)
 {
 	if (!a->dead && a->follower)
-		acct_new_states(a, states, got, 0);
+		acct_new_states(a, states, got);
 }
 
 /* -- life ------------------------------------------------------------------ */
@@ -316,9 +316,12 @@ int acct_call(struct acct *a, struct mc_job *job, const char *json,
  * sessions they came from end, the other tabs' streams too (they come
  * back with their own). */
 /* Compares with the states seen before; a change becomes an event. The
- * first answer only sets the baseline. */
+ * first answer (the baseline) is one too: the tabs open already looked at
+ * the account before it, as their stream opened, and what came between
+ * that look and this call would otherwise be told to nobody (it costs
+ * each a look that finds nothing, once per account and pushd run). */
 void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
-    unsigned got, int quiet_first)
+    unsigned got)
 {
 	struct acct_event *e = NULL;
 	unsigned i, changed = 0, first = a->states[0] == NULL &&
@@ -328,8 +331,9 @@ void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
 		if ((got & (1u << i)) && (!a->states[i] ||
 		    strcmp(a->states[i], states[i])))
 			changed |= 1u << i;
-	if (changed && !(first && quiet_first)) {
+	if (changed) {
 		e = acct_ring_push(a, changed);
+		e->baseline = first && !a->follower;
 		for (i = 0; i < ACCT_NTYPES; i++)
 			if (changed & (1u << i))
 				e->states[i] = strdup(states[i]);

@@ -71,6 +71,7 @@ struct acct_tab {
 struct acct_event {
 	uint64_t id;
 	uint8_t mask;                    /* the types that changed; 0: a mark */
+	uint8_t baseline;                /* the first states this node knew */
 	char *states[ACCT_NTYPES];       /* the states after it (mask bits) */
 };
 
@@ -250,10 +251,10 @@ const char *acct_user(const struct acct *a);
 const char *acct_pass(const struct acct *a);
 
 /* Compares with the states seen before; a change becomes an event for
- * the tabs. quiet_first: the first answer only sets the baseline. Takes
- * the strings it keeps (NULLed in states). */
+ * the tabs, the first answer included (the tabs open already looked
+ * before it). Takes the strings it keeps (NULLed in states). */
 void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
-    unsigned got, int quiet_first);
+    unsigned got);
 
 /* events.c: the types, the ring and the fan-out. */
 /* The states a StateChange's "changed" object names for the account: the

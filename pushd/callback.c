@@ -86,7 +86,7 @@ static int on_state_change(struct acct *a, const char *hash, json_object *o)
 	/* A subscription kept with no tab here still tells the other
 	 * nodes' tabs (they follow while this node holds the lease). */
 	if (got && (a->ntabs || store_shared(a->pd->app.store)))
-		acct_new_states(a, states, got, 0);
+		acct_new_states(a, states, got);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
 	return 202;

@@ -207,7 +207,7 @@ static void poll_done(struct mc_job *job, CURLcode rc, long status)
 		    rc == CURLE_OK ? "answered" : curl_easy_strerror(rc), status);
 	p->failing = got == 0;
 	if (got)
-		acct_new_states(a, states, got, 1);
+		acct_new_states(a, states, got);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
 	/* In the other modes the call ran once, for the baseline, a gap or

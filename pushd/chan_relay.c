@@ -84,7 +84,7 @@ static int relay_event(void *ctx, const char *event, const char *data,
 	got = acct_changed_states(r->a, js_obj(o, "changed"), states);
 	json_object_put(o);
 	if (got)
-		acct_new_states(r->a, states, got, 0);
+		acct_new_states(r->a, states, got);
 	for (i = 0; i < ACCT_NTYPES; i++)
 		free(states[i]);
 	return 0;

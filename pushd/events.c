@@ -44,6 +44,7 @@ struct acct_event *acct_ring_push(struct acct *a, unsigned mask)
 	ring_clear(e);
 	e->id = pushd_next_id(a->pd);
 	e->mask = (uint8_t)mask;
+	e->baseline = 0;
 	a->ring_head = (a->ring_head + 1) % ACCT_RING;
 	if (a->ring_n < ACCT_RING)
 		a->ring_n++;
@@ -134,7 +135,10 @@ void acct_emit(struct acct *a, const struct acct_event *e)
 	event_frame(a, e, ACCT_ALL, &full);
 	for (t = a->tabs; t; t = next) {
 		next = t->next;
-		if (t->dead)
+		/* Not the baseline to a tab that ends at its first event: it
+		 * would come back, find its account gone with it, and meet a
+		 * new baseline at once, again and again. */
+		if (t->dead || (e->baseline && t->closeafter))
 			continue;
 		if ((t->types & e->mask) == e->mask) {
 			if (t->ops->send(t, full.data, full.len) == 0 && t->closeafter)

@@ -361,9 +361,11 @@ static void stream_refused_three_times_polls_and_back(void **state)
 	assert_int_equal(a->mode, ACCT_RELAY);
 	assert_null(fake_find(MC_CALL, "PushSubscription"));
 	stream_up(f, "e1");
-	assert_int_equal(f->tabs[0].frames, 0);        /* the baseline is quiet */
-	fake_answer(fake_find(MC_STREAM, NULL), 200, CHANGE("e2"));
+	/* The baseline is told to the tab open before it. */
 	assert_int_equal(f->tabs[0].frames, 1);
+	assert_non_null(strstr(f->tabs[0].last, "\"e1\""));
+	fake_answer(fake_find(MC_STREAM, NULL), 200, CHANGE("e2"));
+	assert_int_equal(f->tabs[0].frames, 2);
 	assert_non_null(strstr(f->tabs[0].last, "\"e2\""));
 	/* The stream ends (it had worked): again after the backoff, not a
 	 * failure. Then three refusals in a row. */
@@ -376,7 +378,7 @@ static void stream_refused_three_times_polls_and_back(void **state)
 	assert_false(f->tabs[0].ended);
 	advance(0);
 	fake_answer(fake_find(MC_CALL, "Email/get"), 200, STATES("e3", "m1", "t1"));
-	assert_int_equal(f->tabs[0].frames, 2);
+	assert_int_equal(f->tabs[0].frames, 3);
 	/* Polling every interval meanwhile; the stream tried on its backoff. */
 	advance(60000);
 	assert_non_null(fake_find(MC_CALL, "Email/get"));
@@ -386,7 +388,30 @@ static void stream_refused_three_times_polls_and_back(void **state)
 	assert_int_equal(a->mode, ACCT_RELAY);
 	advance(120000);
 	assert_null(fake_find(MC_CALL, "Email/get"));   /* no polling now */
+	assert_int_equal(f->tabs[0].frames, 3);
+	fix_close(f);
+}
+
+/* The first states pushd knows of an account are told to the tabs open
+ * before them (what came between their own look and that call would be
+ * told to nobody), but not to a tab that ends at its first event: it
+ * would come back to a new account and a new baseline, again and again.
+ * The change after it reaches both. */
+static void baseline_told_but_not_to_closeafter(void **state)
+{
+	struct fix *f = fix_open("relay");
+
+	attach(f, 0);
+	attach(f, 1);
+	f->tabs[1].at.closeafter = 1;
+	stream_up(f, "e1");
+	assert_int_equal(f->tabs[0].frames, 1);
+	assert_int_equal(f->tabs[1].frames, 0);
+	assert_false(f->tabs[1].ended);
+	fake_answer(fake_find(MC_STREAM, NULL), 200, CHANGE("e2"));
 	assert_int_equal(f->tabs[0].frames, 2);
+	assert_int_equal(f->tabs[1].frames, 1);
+	assert_true(f->tabs[1].ended);
 	fix_close(f);
 }
 
@@ -516,7 +541,7 @@ static void subscription_not_verified_stream_goes_on(void **state)
 	assert_null(a->sub);                /* its state went with it */
 	assert_int_equal(a->mode, ACCT_RELAY);
 	fake_bytes(fake_find(MC_STREAM, NULL), CHANGE("e2"), 200);
-	assert_int_equal(f->tabs[0].frames, 1);
+	assert_int_equal(f->tabs[0].frames, 2);
 	fix_close(f);
 }
 
@@ -546,7 +571,7 @@ static void subscription_verified_takes_over(void **state)
 	assert_null(a->relay);
 	assert_int_equal(fake_live(MC_STREAM, NULL), 0);
 	assert_int_equal(tc_callback(&f->pd, token, change), 202);
-	assert_int_equal(f->tabs[0].frames, 1);
+	assert_int_equal(f->tabs[0].frames, 2);
 	assert_non_null(strstr(f->tabs[0].last, "\"e9\""));
 	fix_close(f);
 }
@@ -583,7 +608,7 @@ static void passed_on_callback_taken(void **state)
 	o = json_tokener_parse(text);
 	callback_passed(a, o);
 	json_object_put(o);
-	assert_int_equal(f->tabs[0].frames, 1);
+	assert_int_equal(f->tabs[0].frames, 2);
 	assert_non_null(strstr(f->tabs[0].last, "\"e9\""));
 	fix_close(f);
 }
@@ -737,9 +762,9 @@ static void tab_overflow_during_fanout(void **state)
 	stream_up(f, "e1");
 	f->tabs[1].overflow = 1;
 	fake_bytes(fake_find(MC_STREAM, NULL), CHANGE("e2"), 200);
-	assert_int_equal(f->tabs[0].frames, 1);
+	assert_int_equal(f->tabs[0].frames, 2);
 	assert_true(f->tabs[1].ended);
-	assert_int_equal(f->tabs[2].frames, 1);
+	assert_int_equal(f->tabs[2].frames, 2);
 	assert_int_equal(a->ntabs, 2);
 	f->tabs[0].overflow = f->tabs[2].overflow = 1;
 	fake_bytes(fake_find(MC_STREAM, NULL), CHANGE("e3"), 200);
@@ -754,6 +779,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stream_refused_three_times_polls_and_back),
+		cmocka_unit_test(baseline_told_but_not_to_closeafter),
 		cmocka_unit_test(no_stream_polls_for_good),
 		cmocka_unit_test(unauthorized_ends_sessions),
 		cmocka_unit_test(subscription_not_verified_stream_goes_on),

@@ -11,8 +11,6 @@ import { Presence, Reporter } from "./presence.js";
 // 60 s; the browser tests set window.posternPollMs to a shorter interval
 // so that they need not wait a minute.
 const pollMs = () => Number(self.posternPollMs) || 60000;
-// The second look after the stream opens (see stream()).
-const OPEN_AGAIN_MS = 3000;
 const me = Math.random().toString(36).slice(2);
 const presence = new Presence();
 const reporter = new Reporter((v) => api.post(`/api/events?visible=${v ? 1 : 0}`).catch(() => { /* the next open says it */ }));
@@ -82,21 +80,18 @@ function stream(onChange, onResync, done) {
     es = new EventSource(`/api/events?types=Email,Mailbox&ping=30&visible=${visible ? 1 : 0}`);
     // The browser reopens a dropped stream with the URL it began with:
     // what it says about the view may be old by then. Open, the stream
-    // tells what changes after pushd's first look at the account (its
-    // baseline, not news); what came since the app last looked (before
-    // the open, or while it was away) is fetched now, and once more when
-    // that first look is surely in (it leaves as the stream opens and
-    // takes one call to the mail server: OPEN_AGAIN_MS is ample).
-    // Only this stream's first open: the browser's own reconnects send
-    // Last-Event-ID, and pushd replays what they missed or says resync.
+    // tells every change after this open (pushd's first look at an
+    // account new to it, which may come after the open, is told too);
+    // what came since the app last looked, before the open, is fetched
+    // now. Only this stream's first open: the browser's own reconnects
+    // send Last-Event-ID, and pushd replays what they missed or says
+    // resync.
     let first = true;
     es.addEventListener("open", () => {
       reporter.opened(visible);
       if (!first) return;
       first = false;
-      const look = () => { if (!stopped) { onChange(); share("state"); } };
-      look();
-      setTimeout(look, OPEN_AGAIN_MS);
+      if (!stopped) { onChange(); share("state"); }
     });
     es.addEventListener("state", () => { failures = 0; onChange(); share("state"); });
     es.addEventListener("resync", () => { onResync(); share("resync"); });

@@ -3,7 +3,7 @@
 // use, relative to the app's root, each with the start of its SHA-256
 // (this module's own: none, it is checked by its VERSION), and the
 // version naming their cache.
-export const VERSION = "ea917426faa931c5";
+export const VERSION = "f194eccab9285731";
 export const FILES = {
   "app.js": "0eb036a6a29fdbaa",
   "i18n/ar.json": "104c6d34c87df690",
@@ -38,7 +38,7 @@ export const FILES = {
   "js/identities.js": "a2f1b7ce38152d74",
   "js/jmap.js": "7cfc4231f125a3cf",
   "js/limits.js": "af053ab279fcae22",
-  "js/live.js": "efccdc42a9e7a172",
+  "js/live.js": "064d06b11977f5a3",
   "js/newmail.js": "f5f5e1c1139eb08c",
   "js/outbox.js": "ab851b5213b68647",
   "js/pdfpreview.js": "315b88ee427290c7",
