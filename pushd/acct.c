@@ -307,19 +307,12 @@ int acct_call(struct acct *a, struct mc_job *job, const char *json,
 	return json ? mc_request(a->pd, job, &rq) : -1;
 }
 
-/* Ends the tabs whose session was signed out or expired, and those that
- * nothing vouches for: not on the account's credentials, and not
- * accepted by the mail server within session_recheck (they come back,
- * and their own credentials are asked). On each poll, and every interval
- * in the other modes, so such a stream ends within one interval of it.
- * revoke: the mail server refused the account's credentials; the
- * sessions they came from end, the other tabs' streams too (they come
- * back with their own). */
 /* Compares with the states seen before; a change becomes an event. The
  * first answer (the baseline) is one too: the tabs open already looked at
  * the account before it, as their stream opened, and what came between
  * that look and this call would otherwise be told to nobody (it costs
- * each a look that finds nothing, once per account and pushd run). */
+ * each a look that finds nothing, each time pushd begins to follow the
+ * account). */
 void acct_new_states(struct acct *a, char *states[ACCT_NTYPES],
     unsigned got)
 {

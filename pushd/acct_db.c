@@ -553,6 +553,14 @@ static int told_later(const struct acct_tab *t)
 	return 0;
 }
 
+/* Ends the tabs whose session was signed out or expired, and those that
+ * nothing vouches for: not on the account's credentials, and not
+ * accepted by the mail server within session_recheck (they come back,
+ * and their own credentials are asked). On each poll, and every interval
+ * in the other modes, so such a stream ends within one interval of it.
+ * revoke: the mail server refused the account's credentials; the
+ * sessions they came from end, the other tabs' streams too (they come
+ * back with their own). */
 void acct_check_tabs(struct acct *a, int revoke)
 {
 	struct acct_tab *t, *next;

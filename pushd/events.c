@@ -114,11 +114,19 @@ static int event_frame(const struct acct *a, const struct acct_event *e,
 	return rc == -1 ? -1 : (int)out->len;
 }
 
+/* Whether t is told e. Not the baseline to a tab that ends at its first
+ * event: it would come back, find its account gone with it, and meet a
+ * new baseline at once, again and again. */
+static int tab_told(const struct acct_tab *t, const struct acct_event *e)
+{
+	return !t->dead && !(e->baseline && t->closeafter);
+}
+
 /* Sends e to t; a closeafter=state tab then ends. */
 static void event_to_tab(struct acct *a, const struct acct_event *e,
     struct acct_tab *t, struct buf *frame)
 {
-	if (event_frame(a, e, t->types, frame) <= 0)
+	if (!tab_told(t, e) || event_frame(a, e, t->types, frame) <= 0)
 		return;
 	if (t->ops->send(t, frame->data, frame->len) == 0 && t->closeafter)
 		t->ops->end(t);
@@ -135,10 +143,7 @@ void acct_emit(struct acct *a, const struct acct_event *e)
 	event_frame(a, e, ACCT_ALL, &full);
 	for (t = a->tabs; t; t = next) {
 		next = t->next;
-		/* Not the baseline to a tab that ends at its first event: it
-		 * would come back, find its account gone with it, and meet a
-		 * new baseline at once, again and again. */
-		if (t->dead || (e->baseline && t->closeafter))
+		if (!tab_told(t, e))
 			continue;
 		if ((t->types & e->mask) == e->mask) {
 			if (t->ops->send(t, full.data, full.len) == 0 && t->closeafter)

@@ -152,11 +152,19 @@ static int ask_mail_server(struct req *r, long *status)
 static int session_good(struct req *r)
 {
 	struct app *a = r->app;
+	long long verified;
 	long status = 0;
 	int res = UP_TIMEOUT;
 
 	if (sess_fresh(a, r->sess->verified, r->now))
 		return 1;
+	/* A row kept in memory (store_sess_keep) does not know of another
+	 * node's check: the row itself, before the mail server is asked. */
+	if (sess_state(a, r->sess->id, r->now, &verified) == 1 &&
+	    sess_fresh(a, verified, r->now)) {
+		r->sess->verified = verified;
+		return 1;
+	}
 	if (r->now >= a->check_quiet_until)
 		res = ask_mail_server(r, &status);
 	if (res == UP_OK && status >= 200 && status < 300) {

@@ -432,10 +432,15 @@ static int pg_one(struct store *st, const char *sql, long long *v)
 	return pg_one_res(pg_simple(PGDB(st), sql), v);
 }
 
+/* Not within another: its COMMIT would end the outer one early. */
 static int pg_begin(struct store *st)
 {
 	struct pg_db *db = PGDB(st);
 
+	if (db->in_tx) {
+		pg_error(db, "a transaction is open already");
+		return -1;
+	}
 	if (pg_exec(st, "BEGIN") == -1)
 		return -1;
 	db->in_tx = 1;
@@ -477,17 +482,30 @@ static int pg_commit(struct store *st)
 	return rc;
 }
 
+/* On the connection as it is: one that broke is made again by the next
+ * statement, not here as well (a database away would cost each request
+ * two connection timeouts). */
 static int pg_listen(struct store *st, const char *channel)
 {
 	struct pg_db *db = PGDB(st);
+	PGresult *res;
 	char sql[80];
+	int rc = -1;
 
-	if (db->in_tx || snprintf(sql, sizeof(sql), "LISTEN %s", channel) >=
-	    (int)sizeof(sql) || pg_exec(st, sql) == -1)
+	if (db->in_tx || PQstatus(db->conn) != CONNECTION_OK ||
+	    snprintf(sql, sizeof(sql), "LISTEN %s", channel) >= (int)sizeof(sql))
 		return -1;
-	db->listening = 1;
-	db->listen_gen = db->gen;
-	return 0;
+	res = PQexec(db->conn, sql);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+		db->listening = 1;
+		db->listen_gen = db->gen;
+		clock_gettime(CLOCK_MONOTONIC, &db->answered);
+		rc = 0;
+	} else
+		pg_error(db, res ? PQresultErrorMessage(res) :
+		    PQerrorMessage(db->conn));
+	PQclear(res);
+	return rc;
 }
 
 static long pg_ms_since(const struct timespec *t)
@@ -510,8 +528,12 @@ static int pg_drain(PGconn *conn)
 	for (i = 0; i < 64; i++) {
 		if (p.fd < 0 || PQstatus(conn) != CONNECTION_OK)
 			return -1;
-		if (poll(&p, 1, 0) != 1)
+		switch (poll(&p, 1, 0)) {
+		case 0:
 			return 1;
+		case -1:
+			return 0;           /* a signal: not known to be all */
+		}
 		if (!PQconsumeInput(conn))
 			return -1;
 	}
@@ -532,7 +554,9 @@ static int pg_told(struct store *st, long fresh_ms, store_listen_fn *fn,
 		fn(ctx, n->relname, n->extra);
 		PQfreemem(n);
 	}
-	return in == 1 && pg_ms_since(&db->answered) <= fresh_ms ? 1 : 0;
+	/* Inside a transaction the server holds what it has to tell. */
+	return in == 1 && !db->in_tx &&
+	    pg_ms_since(&db->answered) <= fresh_ms ? 1 : 0;
 }
 
 static const char *pg_errmsg(struct store *st)

@@ -1,3 +1,5 @@
+/* sesskeep: the table of kept session rows (sesskeep.h); each row and
+ * what it points to in one allocation, so a slot is freed at once. */
 #include "sesskeep.h"
 
 #include <stdlib.h>

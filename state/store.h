@@ -173,13 +173,17 @@ int store_sess_get(struct store *st, const char *id, store_sess_fn *fn,
  * as its NOTIFY arrives (about 0.1 ms after the commit), and one this
  * process changes at once. Where fn returns other than 0 for a kept row
  * (expired by its kept seen, say), fn is called again with the row read
- * anew: so fn must be one that can run twice. For long-lived processes
+ * anew: so fn must be one that can run twice, and must not call the store
+ * (a kept row is freed by what the store does). For long-lived processes
  * only (FastCGI responders): 0, or -1 where it is not done (SQLite, whose
  * own read costs 4 µs and whose processes tell nothing; out of memory).
  * 250 ms bounds how long a process cut off from the database (a
  * partition, a frozen server) answers from rows another node may have
  * ended; a busy process runs a statement every few ms anyway (its rate
- * writes), and an idle one's read costs nobody. */
+ * writes), and an idle one's read costs nobody. A process reads what it
+ * is told only at its lookups: while it waits for requests, that waits in
+ * its socket and then in PostgreSQL's notification queue (sign-outs of a
+ * few dozen bytes each, against the queue's 8 GB). */
 #define STORE_SESS_KEPT_MS 250
 int store_sess_keep(struct store *st);
 /* Session id's sealed session document (doc only) to fn: as above. */

@@ -23,8 +23,8 @@ async function openSettings(page, name = "Settings") {
 }
 
 test("live: mail that came while the stream was opening is shown once it is open", async () => {
-  // carol's account is not followed yet: her stream's first poll is its
-  // baseline, which already holds this mail, so no event tells of it.
+  // The mail comes after the app loaded its list and before its stream
+  // opens: no event tells of it; the app's look at the open shows it.
   const page = await newPage();
   let release, asked = false;
   const held = new Promise((r) => { release = r; });

@@ -727,11 +727,13 @@ static void kept_session_rows(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
 	assert_int_equal(s.seen, 300);
-	/* ... and it keeps and listens again. */
+	/* ... then, on the connection made again, it listens and keeps. */
 	assert_int_equal(store_sess_seen(other, "k3", 400, 0), 0);
+	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
+	assert_int_equal(store_sess_seen(other, "k3", 500, 0), 0);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 0);
-	assert_int_equal(s.seen, 300);
+	assert_int_equal(s.seen, 400);
 	assert_int_equal(store_sess_delete(other, "k3"), 1);
 	usleep(20000);
 	assert_int_equal(store_sess_get(f->st, "k3", keep, &s), 1);
@@ -761,6 +763,7 @@ static void a_batch_is_one_write(void **state)
 	struct store_push_row r = { .account = "a1", .mode = STORE_PUSH_POLL };
 
 	assert_int_equal(store_begin(f->st), 0);
+	assert_int_equal(store_begin(f->st), -1);    /* not one within it */
 	assert_int_equal(store_push_put(f->st, &r), 0);
 	r.account = "a2";
 	assert_int_equal(store_push_put(f->st, &r), 0);
