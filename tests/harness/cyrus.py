@@ -85,12 +85,24 @@ class CyrusError(RuntimeError):
 # Small helpers
 
 
+_handed_out = set()
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that is free right now (racy, but good enough
-    for tests that pick a port and start a server within milliseconds)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free right now and that this process
+    has not handed out before (racy against other processes, but good
+    enough for tests that pick a port and start a server within
+    milliseconds). Two picks in a row can be the same port once the first
+    socket is closed: a Cyrus whose SMTP host was its own HTTP port hung
+    every session request until its start timed out."""
+    for _ in range(64):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise OSError("no port on 127.0.0.1 that was not handed out before")
 
 
 def port_is_free(port):

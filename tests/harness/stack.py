@@ -110,10 +110,7 @@ def write_confs(src, dest, names, values):
         raise RuntimeError(f"{src}: no line for {sorted(missing)}")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = cyrus_mod.free_port
 
 
 def wait_until(pred, timeout, what):
