@@ -275,6 +275,12 @@ static void cache_opened(struct app *a, const struct sess *s,
 	memcpy(sl->id, s->id, sizeof(sl->id));
 }
 
+static void creds_reset(struct sess *s)
+{
+	buf_wipe_free(&s->creds);
+	buf_init(&s->creds, 1 << 20);
+}
+
 /* Derives the key and opens the credentials, from the cache when it can. */
 static int open_session(struct app *a, struct sess *s,
     const unsigned char *secret, const unsigned char *verifier,
@@ -282,12 +288,10 @@ static int open_session(struct app *a, struct sess *s,
 {
 	if (sealed == NULL)
 		return -1;
-	buf_wipe_free(&s->creds);
-	buf_init(&s->creds, 1 << 20);
+	creds_reset(s);   /* a kept row may have been opened before (twice) */
 	if (open_cached(a, s, verifier, salt, sealed, n) == 0)
 		return 0;
-	buf_wipe_free(&s->creds);
-	buf_init(&s->creds, 1 << 20);
+	creds_reset(s);
 	if (derive_key(a, s->id, secret, salt, s->key) == -1 ||
 	    open_creds(s, sealed, n) == -1)
 		return -1;

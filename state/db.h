@@ -96,10 +96,15 @@ char *db_pg_mapped(const char *sql);
 /* conf/schema.sql, compiled in (store.c): the one schema. */
 extern const char db_schema_sql[];
 
-/* The driver of an open store. */
+/* The common head of an open store, and its driver. */
+static inline struct db_head *db_head(struct store *st)
+{
+	return (struct db_head *)(void *)st;
+}
+
 static inline const struct db_ops *db_ops(struct store *st)
 {
-	return ((struct db_head *)(void *)st)->ops;
+	return db_head(st)->ops;
 }
 
 /* The prepared statement for sql, reset and unbound; NULL on error

@@ -58,7 +58,7 @@ void store_close(struct store *st)
 {
 	if (st == NULL)
 		return;
-	sesskeep_free(((struct db_head *)(void *)st)->keep);
+	sesskeep_free(db_head(st)->keep);
 	db_ops(st)->close(st);
 }
 

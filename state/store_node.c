@@ -23,14 +23,14 @@ static const char sql_list[] =
 
 void store_set_node(struct store *st, const char *name)
 {
-	struct db_head *h = (struct db_head *)(void *)st;
+	struct db_head *h = db_head(st);
 
 	snprintf(h->node, sizeof(h->node), "%s", name ? name : "");
 }
 
 const char *store_node(struct store *st)
 {
-	return ((struct db_head *)(void *)st)->node;
+	return db_head(st)->node;
 }
 
 int store_node_beat(struct store *st, long long now, int starting)

@@ -111,7 +111,7 @@ static void read_get(struct store *st, struct db_stmt *s,
 
 static struct sesskeep *kept(struct store *st)
 {
-	return ((struct db_head *)(void *)st)->keep;
+	return db_head(st)->keep;
 }
 
 static void on_told(void *ctx, const char *channel, const char *payload)
@@ -179,7 +179,7 @@ int store_sess_get(struct store *st, const char *id, store_sess_fn *fn,
 
 int store_sess_keep(struct store *st)
 {
-	struct db_head *h = (struct db_head *)(void *)st;
+	struct db_head *h = db_head(st);
 
 	if (st == NULL || db_ops(st)->listen == NULL)
 		return -1;
