@@ -109,7 +109,11 @@ def race(t, text, d):
     t.eq(ok, 20, "20 processes starting together all answer")
     created = sum(b"created a new server secret" in e for _, e in outs)
     t.eq(created, 1, "exactly one of them creates the secret")
-    t.eq(sorted(os.listdir(d)), ["race.conf", "secret", "state.db"], "no temporary file is left")
+    # SQLite's own -wal and -shm stay when the last of 20 closing
+    # processes could not take the lock that removes them (seen once in
+    # CI under make -j2): they are SQLite's, not a file half-written here.
+    left = [f for f in os.listdir(d) if f not in ("state.db-wal", "state.db-shm")]
+    t.eq(sorted(left), ["race.conf", "secret", "state.db"], "no temporary file is left")
 
 
 def main():
